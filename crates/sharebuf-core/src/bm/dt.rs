@@ -1,0 +1,81 @@
+//! Dynamic Thresholds (DT), Choudhury & Hahne 1998; FB.md Eq. 1, ABM.md §2.
+//!
+//! T_q(t) = α_q · (B − Q(t)); a packet is admitted iff q + size ≤ T_q(t).
+//! α is given per queue (= per priority class). In steady state with N congested queues of
+//! equal α, each holds α·B/(1 + N·α).
+
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use crate::engine::Time;
+use crate::packet::Packet;
+
+pub struct DynamicThresholds {
+    alpha: Vec<f64>,
+}
+
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+    p.allow_only("dt", &["alpha"])?;
+    let alpha = p.per_queue("alpha", ctx.n_queues, Some(1.0))?;
+    check_positive("alpha", &alpha)?;
+    Ok(Box::new(DynamicThresholds { alpha }))
+}
+
+impl DynamicThresholds {
+    #[inline]
+    fn threshold(&self, st: &BufferState, q: QueueRef) -> f64 {
+        self.alpha[q.queue] * st.remaining_bytes() as f64
+    }
+}
+
+impl BufferManager for DynamicThresholds {
+    fn name(&self) -> &'static str {
+        "dt"
+    }
+    #[inline]
+    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
+        if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= self.threshold(st, q) {
+            Admission::Accept
+        } else {
+            Admission::Drop
+        }
+    }
+    fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
+        Some(self.threshold(st, q))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bm::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn threshold_equals_alpha_times_remaining() {
+        let params = json!({"alpha": [1.0, 0.5]}).as_object().unwrap().clone();
+        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 2, port_rate_bps: &[1; 4], base_rtt_ps: 0 };
+        let mut bm = build(&Params::new("[switch.bm]", &params), &ctx).unwrap();
+        let mut st = state(100_000, 4, 2);
+        st.on_enqueue(QueueRef { port: 0, queue: 1 }, 30_000);
+        st.on_enqueue(QueueRef { port: 2, queue: 0 }, 10_000);
+        let q = QueueRef { port: 0, queue: 1 };
+        // B - Q = 60,000; alpha 0.5 -> 30,000 = current length: any packet is refused.
+        assert_eq!(bm.threshold_bytes(&st, q, &pkt(1, 1), 0), Some(30_000.0));
+        assert_eq!(bm.admit(&st, q, &pkt(1, 1), 0), Admission::Drop);
+        // Queue 0 of port 0 (alpha 1): T = 60,000.
+        let q0 = QueueRef { port: 0, queue: 0 };
+        assert_eq!(bm.admit(&st, q0, &pkt(1_500, 0), 0), Admission::Accept);
+        st.on_enqueue(q0, 59_000);
+        // B - Q = 1,000 < 59,000 + 64.
+        assert_eq!(bm.admit(&st, q0, &pkt(64, 0), 0), Admission::Drop);
+    }
+
+    #[test]
+    fn wrong_alpha_count_names_the_key() {
+        let params = json!({"alpha": [1.0, 0.5, 0.25]}).as_object().unwrap().clone();
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0 };
+        let e = build(&Params::new("[switch.bm]", &params), &ctx).err().unwrap();
+        assert!(e.contains("[switch.bm].alpha") && e.contains("expected 2"), "{e}");
+        let params = json!({"alpha": -1.0}).as_object().unwrap().clone();
+        assert!(build(&Params::new("[switch.bm]", &params), &ctx).err().unwrap().contains("> 0"));
+    }
+}

@@ -1,0 +1,221 @@
+//! Buffer management: the interface every scheme implements, the switch buffer state
+//! it reads, and the registry of schemes by name.
+//!
+//! A scheme decides at enqueue (admit, drop, or push out a queued packet), may drop at
+//! dequeue (CBM/BSHARE drop stale packets), and may run a periodic tick (FBA, ABM's
+//! snapshots, IB's AFD window). It sees the whole [`BufferState`] of its switch.
+
+pub mod cp;
+pub mod cs;
+pub mod dt;
+
+use crate::engine::Time;
+use crate::packet::Packet;
+pub use crate::config::Params;
+use serde_json::{Map, Value};
+
+/// Scheduler kinds, needed by schemes that weigh a queue by its share of the port.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchedKind {
+    /// Strict priority, queue 0 served first.
+    StrictPriority,
+    /// Packet-by-packet round robin over non-empty queues.
+    RoundRobin,
+    /// Deficit round robin with per-queue weights.
+    Drr(Vec<u32>),
+}
+
+/// Byte accounting of one switch's shared buffer. Queues are indexed by (local port,
+/// queue); the queue index is the packet's priority class.
+#[derive(Clone, Debug)]
+pub struct BufferState {
+    pub total_bytes: u64,
+    pub occupied_bytes: u64,
+    pub n_ports: usize,
+    pub n_queues: usize,
+    /// Bytes per (port, queue), index `port * n_queues + queue`.
+    pub queue_bytes: Vec<u64>,
+    /// Packets per (port, queue).
+    pub queue_pkts: Vec<u32>,
+    /// Bytes per priority (queue index) summed over ports.
+    pub prio_bytes: Vec<u64>,
+    /// Cumulative bytes dequeued per (port, queue): drain rates are deltas over an interval.
+    pub deq_bytes: Vec<u64>,
+    pub port_rate_bps: Vec<u64>,
+    pub sched: SchedKind,
+}
+
+/// A queue of a switch: local port index and queue index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueRef {
+    pub port: usize,
+    pub queue: usize,
+}
+
+impl BufferState {
+    pub fn new(total_bytes: u64, port_rate_bps: Vec<u64>, n_queues: usize, sched: SchedKind) -> Self {
+        let n_ports = port_rate_bps.len();
+        BufferState {
+            total_bytes,
+            occupied_bytes: 0,
+            n_ports,
+            n_queues,
+            queue_bytes: vec![0; n_ports * n_queues],
+            queue_pkts: vec![0; n_ports * n_queues],
+            prio_bytes: vec![0; n_queues],
+            deq_bytes: vec![0; n_ports * n_queues],
+            port_rate_bps,
+            sched,
+        }
+    }
+
+    #[inline]
+    pub fn idx(&self, q: QueueRef) -> usize {
+        q.port * self.n_queues + q.queue
+    }
+
+    /// Free bytes of the pool, B − Q(t).
+    #[inline]
+    pub fn remaining_bytes(&self) -> u64 {
+        self.total_bytes - self.occupied_bytes
+    }
+
+    #[inline]
+    pub fn qbytes(&self, q: QueueRef) -> u64 {
+        self.queue_bytes[self.idx(q)]
+    }
+
+    #[inline]
+    pub fn port_bytes(&self, port: usize) -> u64 {
+        self.queue_bytes[port * self.n_queues..(port + 1) * self.n_queues].iter().sum()
+    }
+
+    /// The queue's share of its port under the scheduler, given the current backlog
+    /// (γ in FB Eq. 3). A queue counts as backlogged if it holds bytes; the queue itself
+    /// always counts, so an empty queue gets the share it would have with one packet.
+    pub fn sched_share(&self, q: QueueRef) -> f64 {
+        let base = q.port * self.n_queues;
+        let backlogged = |i: usize| i == q.queue || self.queue_bytes[base + i] > 0;
+        match &self.sched {
+            SchedKind::StrictPriority => {
+                if (0..q.queue).any(|i| self.queue_bytes[base + i] > 0) {
+                    0.0
+                } else {
+                    1.0
+                }
+            }
+            SchedKind::RoundRobin => 1.0 / (0..self.n_queues).filter(|&i| backlogged(i)).count() as f64,
+            SchedKind::Drr(w) => {
+                let tot: u64 = (0..self.n_queues).filter(|&i| backlogged(i)).map(|i| w[i] as u64).sum();
+                w[q.queue] as f64 / tot as f64
+            }
+        }
+    }
+
+    pub(crate) fn on_enqueue(&mut self, q: QueueRef, bytes: u64) {
+        let i = self.idx(q);
+        self.queue_bytes[i] += bytes;
+        self.queue_pkts[i] += 1;
+        self.prio_bytes[q.queue] += bytes;
+        self.occupied_bytes += bytes;
+        debug_assert!(self.occupied_bytes <= self.total_bytes);
+    }
+
+    pub(crate) fn on_dequeue(&mut self, q: QueueRef, bytes: u64, counts_as_drain: bool) {
+        let i = self.idx(q);
+        self.queue_bytes[i] -= bytes;
+        self.queue_pkts[i] -= 1;
+        self.prio_bytes[q.queue] -= bytes;
+        self.occupied_bytes -= bytes;
+        if counts_as_drain {
+            self.deq_bytes[i] += bytes;
+        }
+    }
+}
+
+/// The decision at enqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Accept,
+    Drop,
+    /// Drop the tail packet of this queue, then ask again (LQD-style schemes).
+    PushOut(QueueRef),
+}
+
+/// What every buffer-management scheme implements. One value per switch.
+pub trait BufferManager: Send {
+    fn name(&self) -> &'static str;
+
+    /// Decide on `pkt` arriving for queue `q`. The switch itself drops the packet if the
+    /// pool lacks room (`remaining_bytes() < size`) after an `Accept`.
+    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission;
+
+    /// The admission threshold (bytes) `pkt` would face in queue `q` now, if the scheme has one.
+    fn threshold_bytes(&self, _st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
+        None
+    }
+
+    /// Called after a packet entered queue `q` (state already updated).
+    fn on_enqueue(&mut self, _st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) {}
+
+    /// Called when `pkt` leaves queue `q` for transmission (state already updated), with its
+    /// enqueue time in `pkt.enq_ps`. Return false to drop it instead of sending it.
+    fn on_dequeue(&mut self, _st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) -> bool {
+        true
+    }
+
+    /// Period of `on_tick`, if the scheme needs one.
+    fn tick_interval_ps(&self) -> Option<Time> {
+        None
+    }
+
+    fn on_tick(&mut self, _st: &BufferState, _now: Time) {}
+}
+
+/// What a scheme's builder knows about its switch.
+pub struct BmContext<'a> {
+    pub buffer_bytes: u64,
+    pub n_queues: usize,
+    pub port_rate_bps: &'a [u64],
+    /// Largest base RTT in the network (a natural update interval).
+    pub base_rtt_ps: Time,
+}
+
+type Builder = fn(&Params, &BmContext) -> Result<Box<dyn BufferManager>, String>;
+
+/// Registered schemes: (name, one-line description, builder). Adding a scheme = one module + one line here.
+pub const SCHEMES: &[(&str, &str, Builder)] = &[
+    ("cs", "Complete Sharing: admit while the pool has room", cs::build),
+    ("cp", "Complete Partitioning: a static equal share of the buffer per queue", cp::build),
+    ("dt", "Dynamic Thresholds: T = alpha_q * (B - Q(t)) (Choudhury & Hahne)", dt::build),
+];
+
+pub fn scheme_names() -> Vec<&'static str> {
+    SCHEMES.iter().map(|s| s.0).collect()
+}
+
+pub fn build(name: &str, params: &Map<String, Value>, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+    let b = SCHEMES
+        .iter()
+        .find(|s| s.0 == name)
+        .ok_or_else(|| format!("[switch.bm].scheme = '{name}': unknown scheme; allowed: {}", scheme_names().join(", ")))?;
+    (b.2)(&Params::new("[switch.bm]", params), ctx)
+}
+
+/// Validate alpha-like values: finite and positive.
+pub fn check_positive(key: &str, v: &[f64]) -> Result<(), String> {
+    crate::config::check_positive("[switch.bm]", key, v)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    pub fn state(total: u64, ports: usize, nq: usize) -> BufferState {
+        BufferState::new(total, vec![10_000_000_000; ports], nq, SchedKind::RoundRobin)
+    }
+
+    pub fn pkt(size: u32, prio: u8) -> Packet {
+        Packet { size_bytes: size, prio, ..Default::default() }
+    }
+}

@@ -1,0 +1,122 @@
+//! Congestion control: the interface every algorithm implements and the registry by name.
+//!
+//! The transport ([`crate::transport`]) owns reliability (sequence numbers, duplicate-ACK
+//! detection, fast retransmit/recovery, RTO); an algorithm owns the sending window and,
+//! for rate-based algorithms, the pacing rate. It sees every ACK with its acked bytes,
+//! ECN echo, RTT sample, echoed send timestamp and INT records, and loss/timeout events.
+
+pub mod dctcp;
+pub mod newreno;
+
+use crate::config::Params;
+use crate::engine::Time;
+use crate::packet::IntStack;
+use serde_json::{Map, Value};
+
+/// The sender's window state, shared between transport and algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    pub mss_bytes: u64,
+    /// Pacing rate in bits per second; 0 means no pacing (window-limited only).
+    pub pacing_rate_bps: u64,
+}
+
+/// What an algorithm learns from one ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo<'a> {
+    pub now: Time,
+    /// Bytes newly acknowledged (0 for a duplicate ACK).
+    pub acked_bytes: u64,
+    /// The ACK echoes a CE mark.
+    pub ece: bool,
+    /// RTT sample from the echoed send timestamp.
+    pub rtt_ps: Option<Time>,
+    /// Send time of the packet this ACK acknowledges.
+    pub echo_ts_ps: Time,
+    /// INT records the receiver echoed (only when the algorithm wants INT).
+    pub int: Option<&'a IntStack>,
+    /// The transport is in fast recovery (window growth is suspended).
+    pub in_recovery: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Base (propagation) RTT of the flow's path.
+    pub base_rtt_ps: Time,
+    /// Line rate of the sender's NIC.
+    pub line_rate_bps: u64,
+}
+
+/// A congestion-control algorithm, one value per flow.
+pub trait CongestionControl: Send {
+    fn name(&self) -> &'static str;
+    /// A fresh per-flow instance with the same parameters.
+    fn clone_box(&self) -> Box<dyn CongestionControl>;
+    /// Data packets are sent ECN-capable (ECT).
+    fn ecn_capable(&self) -> bool {
+        false
+    }
+    /// Switches must stamp INT records on this flow's data packets.
+    fn wants_int(&self) -> bool {
+        false
+    }
+    /// Called once when the connection is ready to send (window already at init_cwnd).
+    fn on_start(&mut self, _w: &mut Window, _now: Time) {}
+    /// Called for every ACK that acknowledges new data or echoes ECN.
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo);
+    /// Loss detected by three duplicate ACKs: return the new ssthresh (the transport then
+    /// runs NewReno fast recovery from it).
+    fn ssthresh_after_loss(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        (in_flight_bytes / 2).max(2 * w.mss_bytes).max(w.cwnd_bytes.min(in_flight_bytes) / 2)
+    }
+    /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS).
+    fn on_timeout(&mut self, _w: &mut Window, _now: Time) {}
+}
+
+type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
+
+/// Registered algorithms: (name, description, builder). Adding one = one module + one line.
+pub const ALGORITHMS: &[(&str, &str, Builder)] = &[
+    ("newreno", "TCP NewReno (RFC 5681/6582): slow start, AIMD, fast recovery", newreno::build),
+    ("dctcp", "DCTCP (Alizadeh et al. 2010): alpha EWMA g=1/16, cut by alpha/2 once per window", dctcp::build),
+];
+
+pub fn names() -> Vec<&'static str> {
+    ALGORITHMS.iter().map(|a| a.0).collect()
+}
+
+/// Build a prototype instance of algorithm `name`; flows get `clone_box()` copies.
+pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn CongestionControl>, String> {
+    let b = ALGORITHMS
+        .iter()
+        .find(|a| a.0 == name)
+        .ok_or_else(|| format!("[transport].cc = '{name}': unknown congestion control; allowed: {}", names().join(", ")))?;
+    (b.2)(&Params::new("[transport.cc_params]", params))
+}
+
+/// Standard window growth (RFC 5681 with appropriate byte counting): slow start below
+/// ssthresh, then one MSS per window of acknowledged bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RenoGrowth {
+    ca_acked_bytes: u64,
+}
+
+impl RenoGrowth {
+    pub fn grow(&mut self, w: &mut Window, acked: u64) {
+        let mut acked = acked;
+        if w.cwnd_bytes < w.ssthresh_bytes {
+            let room = w.ssthresh_bytes - w.cwnd_bytes;
+            let ss = acked.min(room);
+            w.cwnd_bytes += ss;
+            acked -= ss;
+            if acked == 0 {
+                return;
+            }
+        }
+        self.ca_acked_bytes += acked;
+        while self.ca_acked_bytes >= w.cwnd_bytes {
+            self.ca_acked_bytes -= w.cwnd_bytes;
+            w.cwnd_bytes += w.mss_bytes;
+        }
+    }
+}

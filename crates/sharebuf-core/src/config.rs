@@ -1,0 +1,251 @@
+//! The fully resolved simulation spec the engine runs.
+//!
+//! Python (`sharebuf.config`) validates the user's TOML scenario, resolves file names
+//! and units, and hands the engine this spec as JSON. All times are integer picoseconds,
+//! all rates bits per second, all sizes bytes.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpec {
+    pub seed: u64,
+    /// Hard stop; unfinished flows are reported as such.
+    pub max_ps: u64,
+    /// Workload generators create no flow starting at or after this time.
+    pub arrivals_until_ps: u64,
+    pub topology: TopologySpec,
+    pub switch: SwitchSpec,
+    #[serde(default)]
+    pub host: HostSpec,
+    pub transport: TransportSpec,
+    #[serde(default)]
+    pub workloads: Vec<WorkloadSpec>,
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        servers_per_leaf: u32,
+        links_per_leaf_spine: u32,
+        host_link_bps: u64,
+        fabric_link_bps: u64,
+        link_delay_ps: u64,
+    },
+    Star {
+        hosts: u32,
+        link_bps: u64,
+        link_delay_ps: u64,
+    },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    pub buffer_bytes: u64,
+    pub queues_per_port: u32,
+    /// "sp" (queue 0 first), "rr" (packet round robin) or "drr".
+    pub scheduler: String,
+    /// DRR quantum weights, one per queue (bytes per round = weight × quantum_bytes).
+    #[serde(default)]
+    pub drr_weights: Vec<u32>,
+    #[serde(default = "default_quantum")]
+    pub drr_quantum_bytes: u32,
+    /// ECN step-marking threshold per queue in bytes (one value for all queues, or one per queue).
+    #[serde(default)]
+    pub ecn_k_bytes: Vec<u64>,
+    pub bm: BmSpec,
+}
+
+fn default_quantum() -> u32 {
+    1500
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct BmSpec {
+    pub scheme: String,
+    /// Scheme parameters, read by the scheme's own builder.
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// ECN step-marking threshold of each host NIC queue (None: never marks).
+    #[serde(default)]
+    pub nic_ecn_k_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportSpec {
+    pub cc: String,
+    #[serde(default)]
+    pub cc_params: serde_json::Map<String, serde_json::Value>,
+    pub mss_bytes: u32,
+    pub header_bytes: u32,
+    pub init_cwnd_packets: u32,
+    pub min_rto_ps: u64,
+    pub initial_rto_ps: u64,
+    pub handshake: bool,
+    /// ACK every n-th in-order segment (1: every segment).
+    pub delayed_ack_packets: u32,
+    pub delayed_ack_timeout_ps: u64,
+    /// Priority of pure ACKs, SYNs and SYN-ACKs.
+    pub ack_priority: u8,
+    /// Bytes at the start of each flow whose packets are tagged unscheduled.
+    pub unscheduled_bytes: u64,
+    /// Tag pure ACKs/SYNs unscheduled too (the ABM code does).
+    pub unscheduled_acks: bool,
+    /// Cap on the retransmission timeout.
+    pub max_rto_ps: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    /// Poisson flow arrivals with sizes from a CDF.
+    Poisson {
+        name: String,
+        /// (bytes, cumulative probability) points, linear interpolation.
+        cdf: Vec<(f64, f64)>,
+        /// Flows per second per sending host.
+        rate_per_host_per_s: f64,
+        /// "inter_leaf" or "all_to_all".
+        destinations: String,
+        /// Sending hosts (empty: all).
+        #[serde(default)]
+        sources: Vec<u32>,
+        priority: u8,
+        #[serde(default)]
+        start_ps: u64,
+    },
+    /// Incast queries: a requester, `fan_in` responders each sending request_bytes / fan_in.
+    Incast {
+        name: String,
+        request_bytes: u64,
+        fan_in: u32,
+        queries_per_s_per_host: f64,
+        /// Requesting hosts (empty: all).
+        #[serde(default)]
+        requesters: Vec<u32>,
+        /// "other_leaf" (responders drawn from other leaves) or "any".
+        responders: String,
+        priority: u8,
+        #[serde(default)]
+        start_ps: u64,
+    },
+    /// An explicit list of flows.
+    Flows { name: String, flows: Vec<FlowSpec> },
+    /// Unresponsive constant-rate flows.
+    Cbr { name: String, flows: Vec<CbrSpec> },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_ps: u64,
+    pub priority: u8,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub rate_bps: u64,
+    pub start_ps: u64,
+    pub stop_ps: u64,
+    pub priority: u8,
+    /// Wire bytes per packet.
+    pub packet_bytes: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Buffer occupancy sampling period (0: off).
+    #[serde(default)]
+    pub buffer_sample_ps: u64,
+    /// Per-queue occupancy sampling period (0: off).
+    #[serde(default)]
+    pub queue_sample_ps: u64,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec { buffer_sample_ps: 0, queue_sample_ps: 0 }
+    }
+}
+
+impl SimSpec {
+    pub fn from_json(s: &str) -> Result<SimSpec, String> {
+        serde_json::from_str(s).map_err(|e| format!("invalid engine spec: {e}"))
+    }
+}
+
+/// Parameters of a scheme or algorithm (a TOML table), with errors that name the section and key.
+pub struct Params<'a> {
+    section: &'a str,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Params<'a> {
+    pub fn new(section: &'a str, map: &'a Map<String, Value>) -> Self {
+        Params { section, map }
+    }
+
+    /// Reject keys the scheme does not know.
+    pub fn allow_only(&self, scheme: &str, keys: &[&str]) -> Result<(), String> {
+        for k in self.map.keys() {
+            if !keys.contains(&k.as_str()) {
+                let allowed = if keys.is_empty() { "none".to_string() } else { keys.join(", ") };
+                return Err(format!("{}.{k}: unknown parameter for '{scheme}'; allowed: {allowed}", self.section));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn f64_or(&self, key: &str, default: f64) -> Result<f64, String> {
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(v) => v.as_f64().ok_or_else(|| format!("{}.{key} = {v}: expected a number", self.section)),
+        }
+    }
+
+    /// A per-queue list: a single number applies to every queue; a list needs one value per queue.
+    pub fn per_queue(&self, key: &str, n_queues: usize, default: Option<f64>) -> Result<Vec<f64>, String> {
+        match self.map.get(key) {
+            None => default.map(|d| vec![d; n_queues]).ok_or_else(|| format!("{}.{key}: required (one number per queue, {n_queues} queues)", self.section)),
+            Some(Value::Number(n)) => Ok(vec![n.as_f64().unwrap_or(0.0); n_queues]),
+            Some(Value::Array(a)) => {
+                if a.len() != n_queues {
+                    return Err(format!("{}.{key}: {} values given, expected {n_queues} (one per queue, queues_per_port = {n_queues})", self.section, a.len()));
+                }
+                a.iter().map(|v| v.as_f64().ok_or_else(|| format!("{}.{key}: {v} is not a number", self.section))).collect()
+            }
+            Some(v) => Err(format!("{}.{key} = {v}: expected a number or a list of numbers", self.section)),
+        }
+    }
+}
+
+
+/// Validate values that must be finite and positive (alphas, gains).
+pub fn check_positive(section: &str, key: &str, v: &[f64]) -> Result<(), String> {
+    for x in v {
+        if !(x.is_finite() && *x > 0.0) {
+            return Err(format!("{section}.{key}: {x} is not allowed; values must be finite and > 0"));
+        }
+    }
+    Ok(())
+}

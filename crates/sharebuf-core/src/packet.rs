@@ -1,0 +1,166 @@
+//! Compact packets and the packet pool (no allocation per packet once warm).
+
+use crate::engine::Time;
+
+/// Packet flag bits.
+pub mod flags {
+    /// Connection open request.
+    pub const SYN: u8 = 1;
+    /// Carries an acknowledgment (pure ACK, or SYN-ACK with SYN).
+    pub const ACK: u8 = 2;
+    /// Carries payload (TCP data or an unresponsive constant-rate packet).
+    pub const DATA: u8 = 4;
+    /// ECN-capable transport.
+    pub const ECT: u8 = 8;
+    /// Congestion experienced (set by a switch or NIC at enqueue).
+    pub const CE: u8 = 16;
+    /// ECN echo (receiver to sender).
+    pub const ECE: u8 = 32;
+    /// Within the first `unscheduled_bytes` of its flow (ABM, CBM/BSHARE read it).
+    pub const UNSCHED: u8 = 64;
+    /// Unresponsive constant-bit-rate packet (no transport state, no ACK).
+    pub const CBR: u8 = 128;
+}
+
+/// Maximum number of INT hop records a packet carries.
+pub const MAX_INT_HOPS: usize = 5;
+
+/// One in-band network telemetry record, stamped at dequeue by a switch port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    /// Bytes of the packet's queue just after this packet left it.
+    pub qlen_bytes: u32,
+    /// Link rate of the egress port, bits per second.
+    pub rate_bps: u64,
+    /// Dequeue time.
+    pub ts_ps: Time,
+    /// Bytes the port transmitted before this packet.
+    pub tx_bytes: u64,
+}
+
+/// INT records for one packet (kept beside the pool, only when INT is on).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IntStack {
+    pub n: u8,
+    pub hops: [IntHop; MAX_INT_HOPS],
+}
+
+/// A packet in flight. 48 bytes; payload bytes are never materialised.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Data: first payload byte. Pure ACK: cumulative ack number.
+    pub seq: u64,
+    /// Data: send time (the TCP timestamp). ACK: echoed send time of the acked packet.
+    pub ts_ps: Time,
+    /// Time the packet entered its current queue.
+    pub enq_ps: Time,
+    pub flow: u32,
+    /// Bytes on the wire (payload + headers).
+    pub size_bytes: u32,
+    /// Payload bytes.
+    pub payload_bytes: u32,
+    /// Destination host.
+    pub dst: u32,
+    pub prio: u8,
+    pub flags: u8,
+    /// Switch hops traversed (used for INT slots and loops guard).
+    pub hops: u8,
+}
+
+impl Packet {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// A free-list pool of packets; ids are `u32` indices.
+pub struct PacketPool {
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+    int: Vec<IntStack>,
+    int_enabled: bool,
+    in_use: usize,
+}
+
+impl PacketPool {
+    pub fn new(int_enabled: bool) -> Self {
+        PacketPool { pkts: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), int: Vec::new(), int_enabled, in_use: 0 }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        self.in_use += 1;
+        if let Some(id) = self.free.pop() {
+            self.pkts[id as usize] = p;
+            if self.int_enabled {
+                self.int[id as usize].n = 0;
+            }
+            id
+        } else {
+            let id = self.pkts.len() as u32;
+            self.pkts.push(p);
+            if self.int_enabled {
+                self.int.push(IntStack::default());
+            }
+            id
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: u32) {
+        self.in_use -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Packet {
+        &self.pkts[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.pkts[id as usize]
+    }
+
+    pub fn int_enabled(&self) -> bool {
+        self.int_enabled
+    }
+
+    #[inline]
+    pub fn int(&self, id: u32) -> Option<&IntStack> {
+        if self.int_enabled {
+            Some(&self.int[id as usize])
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    pub fn int_mut(&mut self, id: u32) -> Option<&mut IntStack> {
+        if self.int_enabled {
+            Some(&mut self.int[id as usize])
+        } else {
+            None
+        }
+    }
+
+    /// Packets currently allocated (in queues or on wires).
+    pub fn in_use(&self) -> usize {
+        self.in_use
+    }
+
+    /// Total wire bytes of the packets currently allocated.
+    pub fn in_use_bytes(&self) -> u64 {
+        let mut is_free = vec![false; self.pkts.len()];
+        for &f in &self.free {
+            is_free[f as usize] = true;
+        }
+        self.pkts.iter().zip(is_free).filter(|(_, f)| !f).map(|(p, _)| p.size_bytes as u64).sum()
+    }
+
+    /// Pool capacity ever reached (packets).
+    pub fn capacity(&self) -> usize {
+        self.pkts.len()
+    }
+}

@@ -1,0 +1,606 @@
+//! The simulator: builds the network from a spec and runs the event loop.
+
+use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
+use crate::cc::{self, CongestionControl};
+use crate::config::SimSpec;
+use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
+use crate::metrics::{Counters, QueueSample, RunOutput};
+use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
+use crate::switch::{DropCause, Port, SchedState, Switch};
+use crate::topology::Topology;
+use crate::transport::cbr::CbrFlow;
+use crate::transport::tcp::TcpFlow;
+use crate::transport::{Timer, TransportCfg};
+use crate::workload::{self, QueryDesc};
+use std::collections::VecDeque;
+
+pub struct Simulator {
+    pub topo: Topology,
+    cfg: TransportCfg,
+    max_ps: Time,
+    buffer_sample_ps: Time,
+    queue_sample_ps: Time,
+    ev: EventQueue,
+    pool: PacketPool,
+    pub ports: Vec<Port>,
+    pub switches: Vec<Switch>,
+    pub flows: Vec<TcpFlow>,
+    flow_workload: Vec<u16>,
+    flow_query: Vec<i64>,
+    queries: Vec<QueryDesc>,
+    cbrs: Vec<CbrFlow>,
+    workload_names: Vec<String>,
+    cc_proto: Box<dyn CongestionControl>,
+    nic_ecn_k_bytes: u64,
+    counters: Counters,
+    out: Vec<Packet>,
+    /// TCP flows not yet finished + constant-rate flows not yet stopped.
+    outstanding: u64,
+    draining: bool,
+    buf_time_ps: Vec<u64>,
+    buf_switch: Vec<u16>,
+    buf_bytes: Vec<u64>,
+    queue_samples: Vec<QueueSample>,
+}
+
+#[inline]
+fn ecmp_hash(flow: u32, dst: u32, salt: u32) -> u64 {
+    // SplitMix64 finalizer over (flow, direction, switch): per-flow, per-direction ECMP
+    // with an independent choice at every switch.
+    let mut z = (flow as u64) << 32 ^ (dst as u64) ^ ((salt as u64) << 48) ^ 0x9E37_79B9_7F4A_7C15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Simulator {
+    pub fn new(spec: &SimSpec) -> Result<Simulator, String> {
+        let topo = Topology::build(&spec.topology)?;
+        let cfg = TransportCfg::from_spec(&spec.transport)?;
+        let cc_proto = cc::build(&spec.transport.cc, &spec.transport.cc_params)?;
+        let sw = &spec.switch;
+        let nq = sw.queues_per_port as usize;
+        if nq == 0 || nq > 8 {
+            return Err(format!("[switch].queues_per_port = {nq}: allowed 1..=8"));
+        }
+        let sched = match sw.scheduler.as_str() {
+            "sp" => SchedKind::StrictPriority,
+            "rr" => SchedKind::RoundRobin,
+            "drr" => {
+                let w = if sw.drr_weights.is_empty() { vec![1; nq] } else { sw.drr_weights.clone() };
+                if w.len() != nq || w.contains(&0) {
+                    return Err(format!("[switch].drr_weights = {:?}: need {nq} weights (one per queue), each >= 1", sw.drr_weights));
+                }
+                SchedKind::Drr(w)
+            }
+            s => return Err(format!("[switch].scheduler = '{s}': allowed: sp, rr, drr")),
+        };
+        let ecn_k: Vec<u64> = match sw.ecn_k_bytes.len() {
+            0 => vec![u64::MAX; nq],
+            1 => vec![sw.ecn_k_bytes[0]; nq],
+            n if n == nq => sw.ecn_k_bytes.clone(),
+            n => return Err(format!("[switch].ecn_k_bytes: {n} values given; give one, or one per queue ({nq})")),
+        };
+        if sw.buffer_bytes == 0 {
+            return Err("[switch].buffer_bytes = 0: must be > 0".into());
+        }
+        let max_rtt = (0..topo.n_hosts).map(|h| topo.base_rtt_ps(0, h)).max().unwrap_or(0);
+        let mut ports: Vec<Port> = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Port {
+                peer: d.peer,
+                rate_bps: d.rate_bps,
+                delay_ps: d.delay_ps,
+                switch: u32::MAX,
+                local: 0,
+                queues: vec![VecDeque::new(); if (i as u32) < topo.n_hosts { 1 } else { nq }],
+                busy_until: 0,
+                txdone_pending: false,
+                tx_bytes: 0,
+                nic_bytes: 0,
+                sched: SchedState::default(),
+            })
+            .collect();
+        for (i, d) in topo.ports.iter().enumerate() {
+            if d.rate_bps == 0 {
+                return Err(format!("[topology]: link rate of port {i} is 0; rates must be > 0"));
+            }
+        }
+        let mut switches = Vec::new();
+        for (s, gports) in topo.switch_ports.iter().enumerate() {
+            let rates: Vec<u64> = gports.iter().map(|&g| topo.ports[g as usize].rate_bps).collect();
+            for (l, &g) in gports.iter().enumerate() {
+                ports[g as usize].switch = s as u32;
+                ports[g as usize].local = l as u16;
+            }
+            let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt };
+            let bmgr = bm::build(&sw.bm.scheme, &sw.bm.params, &ctx)?;
+            switches.push(Switch {
+                node: topo.switch_node(s as u32),
+                ports: gports.clone(),
+                routes: topo.routes[s].clone(),
+                buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
+                bm: bmgr,
+                ecn_k_bytes: ecn_k.clone(),
+                drr_quantum_bytes: sw.drr_quantum_bytes as u64,
+                peak_occupancy_bytes: 0,
+            });
+        }
+        let gen = workload::generate(spec, &topo, cfg.handshake)?;
+        let mut flows = Vec::with_capacity(gen.flows.len());
+        let mut flow_workload = Vec::with_capacity(gen.flows.len());
+        let mut flow_query = Vec::with_capacity(gen.flows.len());
+        for (i, f) in gen.flows.iter().enumerate() {
+            if f.size_bytes == 0 {
+                return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", f.src, f.dst));
+            }
+            flows.push(TcpFlow::new(i as u32, f.src, f.dst, f.size_bytes, f.start_ps, f.priority, f.handshake, topo.base_rtt_ps(f.src, f.dst), topo.host_rate_bps, &cfg));
+            flow_workload.push(f.workload);
+            flow_query.push(f.query);
+        }
+        let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
+        let int = cc_proto.wants_int();
+        let mut sim = Simulator {
+            cfg,
+            max_ps: spec.max_ps,
+            buffer_sample_ps: spec.output.buffer_sample_ps,
+            queue_sample_ps: spec.output.queue_sample_ps,
+            ev: EventQueue::new(),
+            pool: PacketPool::new(int),
+            ports,
+            switches,
+            flow_workload,
+            flow_query,
+            queries: gen.queries,
+            workload_names: gen.names,
+            cc_proto,
+            nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
+            counters: Counters::default(),
+            out: Vec::with_capacity(64),
+            outstanding: 0,
+            draining: false,
+            buf_time_ps: Vec::new(),
+            buf_switch: Vec::new(),
+            buf_bytes: Vec::new(),
+            queue_samples: Vec::new(),
+            flows,
+            cbrs,
+            topo,
+        };
+        for i in 0..sim.flows.len() {
+            sim.ev.at(sim.flows[i].start_ps, Kind::FlowStart, i as u32, 0);
+            sim.outstanding += 1;
+        }
+        for i in 0..sim.cbrs.len() {
+            if sim.cbrs[i].start_ps < sim.cbrs[i].stop_ps {
+                sim.ev.at(sim.cbrs[i].start_ps, Kind::CbrSend, i as u32, 0);
+                sim.outstanding += 1;
+            }
+        }
+        for s in 0..sim.switches.len() {
+            if let Some(dt) = sim.switches[s].bm.tick_interval_ps() {
+                if dt == 0 {
+                    return Err("[switch.bm]: the scheme's update interval is 0; it must be > 0".into());
+                }
+                sim.ev.at(dt, Kind::BmTick, s as u32, 0);
+            }
+        }
+        if sim.buffer_sample_ps > 0 {
+            sim.ev.at(0, Kind::SampleBuffer, 0, 0);
+        }
+        if sim.queue_sample_ps > 0 {
+            sim.ev.at(0, Kind::SampleQueues, 0, 0);
+        }
+        Ok(sim)
+    }
+
+    /// Run to completion (all flows finished and drained) or to the hard stop.
+    /// `progress(now, events)` is called every 2^18 events; returning false aborts.
+    pub fn run(&mut self, progress: &mut dyn FnMut(Time, u64) -> bool) -> RunOutput {
+        let wall = std::time::Instant::now();
+        let mut hit_max = false;
+        let mut aborted = false;
+        loop {
+            let Some(t) = self.ev.peek_time() else { break };
+            if t > self.max_ps {
+                hit_max = self.outstanding > 0;
+                self.ev.now = self.max_ps;
+                break;
+            }
+            let e = self.ev.pop().unwrap();
+            match e.kind() {
+                Kind::Arrive => self.arrive(e.a, e.b),
+                Kind::TxDone => {
+                    self.ports[e.a as usize].txdone_pending = false;
+                    self.kick(e.a as usize);
+                }
+                Kind::FlowStart => self.flow_start(e.a),
+                Kind::Rto => self.timer_event(e.a, TimerKind::Rto),
+                Kind::DelAck => self.timer_event(e.a, TimerKind::DelAck),
+                Kind::Pace => self.timer_event(e.a, TimerKind::Pace),
+                Kind::CbrSend => self.cbr_send(e.a),
+                Kind::BmTick => self.bm_tick(e.a),
+                Kind::SampleBuffer => self.sample_buffer(),
+                Kind::SampleQueues => self.sample_queues(),
+            }
+            if self.outstanding == 0 {
+                self.draining = true;
+            }
+            if self.ev.processed & 0x3_ffff == 0 && !progress(self.ev.now, self.ev.processed) {
+                aborted = true;
+                break;
+            }
+        }
+        let wall_s = wall.elapsed().as_secs_f64();
+        self.output(wall_s, hit_max || aborted)
+    }
+
+    // ---------------------------------------------------------------- packets
+
+    #[inline]
+    fn arrive(&mut self, id: u32, node: u32) {
+        if node < self.topo.n_hosts {
+            self.host_receive(node, id);
+        } else {
+            self.switch_receive((node - self.topo.n_hosts) as usize, id);
+        }
+    }
+
+    fn drop_packet(&mut self, id: u32, cause: DropCause) {
+        let size = self.pool.get(id).size_bytes as u64;
+        self.counters.drop_pkts[cause as usize] += 1;
+        self.counters.drop_bytes[cause as usize] += size;
+        self.pool.free(id);
+    }
+
+    fn switch_receive(&mut self, s: usize, id: u32) {
+        let now = self.ev.now;
+        let p = *self.pool.get(id);
+        let sw = &mut self.switches[s];
+        let local = sw.routes.choose(p.dst, ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, s as u32));
+        let qr = sw.qref(local, p.prio);
+        let size = p.size_bytes as u64;
+        loop {
+            match sw.bm.admit(&sw.buf, qr, &p, now) {
+                Admission::Accept => break,
+                Admission::Drop => {
+                    self.drop_packet(id, DropCause::BmThreshold);
+                    return;
+                }
+                Admission::PushOut(victim) => {
+                    let vg = sw.ports[victim.port] as usize;
+                    match self.ports[vg].queues[victim.queue].pop_back() {
+                        Some(vid) => {
+                            let vsize = self.pool.get(vid).size_bytes as u64;
+                            sw.buf.on_dequeue(victim, vsize, false);
+                            let vsize = self.pool.get(vid).size_bytes as u64;
+                            self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
+                            self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
+                            self.pool.free(vid);
+                        }
+                        None => {
+                            self.drop_packet(id, DropCause::BmThreshold);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        if sw.buf.remaining_bytes() < size {
+            self.drop_packet(id, DropCause::BufferFull);
+            return;
+        }
+        let mut p = p;
+        if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
+            p.flags |= flags::CE;
+            self.counters.ecn_marks += 1;
+        }
+        p.enq_ps = now;
+        p.hops += 1;
+        sw.buf.on_enqueue(qr, size);
+        if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
+            sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
+        }
+        sw.bm.on_enqueue(&sw.buf, qr, &p, now);
+        *self.pool.get_mut(id) = p;
+        let g = sw.ports[local] as usize;
+        self.ports[g].queues[qr.queue].push_back(id);
+        self.kick(g);
+    }
+
+    /// Start the next transmission on port `g` if it is idle, or make sure it wakes up.
+    #[inline]
+    fn kick(&mut self, g: usize) {
+        let now = self.ev.now;
+        if self.ports[g].busy_until > now {
+            let port = &mut self.ports[g];
+            if !port.txdone_pending && port.has_queued() {
+                port.txdone_pending = true;
+                let t = port.busy_until;
+                self.ev.at(t, Kind::TxDone, g as u32, 0);
+            }
+            return;
+        }
+        let Some(id) = self.dequeue(g) else { return };
+        let port = &mut self.ports[g];
+        let size = self.pool.get(id).size_bytes as u64;
+        let t = tx_time_ps(size, port.rate_bps);
+        port.busy_until = now + t;
+        port.tx_bytes += size;
+        let (peer, delay) = (port.peer, port.delay_ps);
+        self.ev.at(now + t + delay, Kind::Arrive, id, peer);
+        if port.has_queued() {
+            port.txdone_pending = true;
+            self.ev.at(now + t, Kind::TxDone, g as u32, 0);
+        }
+    }
+
+    fn dequeue(&mut self, g: usize) -> Option<u32> {
+        let now = self.ev.now;
+        let port = &mut self.ports[g];
+        if port.is_host() {
+            let id = port.queues[0].pop_front()?;
+            port.nic_bytes -= self.pool.get(id).size_bytes as u64;
+            return Some(id);
+        }
+        let sw = &mut self.switches[port.switch as usize];
+        let local = port.local as usize;
+        loop {
+            let pool = &self.pool;
+            let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
+            let id = port.queues[q].pop_front().unwrap();
+            let qr = QueueRef { port: local, queue: q };
+            let pkt = *self.pool.get(id);
+            sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
+            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+                self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
+                self.counters.drop_bytes[DropCause::BmDequeue as usize] += pkt.size_bytes as u64;
+                self.pool.free(id);
+                continue;
+            }
+            if pkt.has(flags::DATA) {
+                if let Some(st) = self.pool.int_mut(id) {
+                    let n = st.n as usize;
+                    if n < MAX_INT_HOPS {
+                        st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
+                        st.n += 1;
+                    }
+                }
+            }
+            return Some(id);
+        }
+    }
+
+    /// Put packets produced by host `h`'s transport onto its NIC queue.
+    fn emit(&mut self, h: u32, echo_int: Option<IntStack>) {
+        let mut out = std::mem::take(&mut self.out);
+        for mut p in out.drain(..) {
+            self.counters.sent_pkts += 1;
+            self.counters.sent_bytes += p.size_bytes as u64;
+            let port = &mut self.ports[h as usize];
+            if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
+                p.flags |= flags::CE;
+                self.counters.ecn_marks += 1;
+            }
+            port.nic_bytes += p.size_bytes as u64;
+            p.enq_ps = self.ev.now;
+            let is_ack = p.payload_bytes == 0;
+            let id = self.pool.alloc(p);
+            if is_ack {
+                if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
+                    *dst = *src;
+                }
+            }
+            self.ports[h as usize].queues[0].push_back(id);
+            self.kick(h as usize);
+        }
+        self.out = out;
+    }
+
+    fn host_receive(&mut self, h: u32, id: u32) {
+        let now = self.ev.now;
+        let p = *self.pool.get(id);
+        let int = if self.pool.int_enabled() { self.pool.int(id).copied() } else { None };
+        self.pool.free(id);
+        self.counters.delivered_pkts += 1;
+        self.counters.delivered_bytes += p.size_bytes as u64;
+        if p.has(flags::DATA) {
+            self.counters.delivered_data_pkts += 1;
+        }
+        if p.has(flags::CBR) {
+            self.cbrs[p.flow as usize].delivered_bytes += p.size_bytes as u64;
+            return;
+        }
+        let fi = p.flow as usize;
+        let f = &mut self.flows[fi];
+        if h == f.dst {
+            if f.on_receive(&p, now, &self.cfg, &mut self.out) {
+                self.outstanding -= 1;
+            }
+            self.emit(h, int);
+        } else {
+            f.on_ack(&p, int.as_ref(), now, &self.cfg, &mut self.out);
+            self.emit(h, None);
+        }
+        self.arm_timers(fi);
+    }
+
+    // ---------------------------------------------------------------- timers & sources
+
+    fn arm_timers(&mut self, fi: usize) {
+        let f = &mut self.flows[fi];
+        for (t, k) in [(&mut f.rto, Kind::Rto), (&mut f.pace, Kind::Pace), (&mut f.delack, Kind::DelAck)] {
+            if t.needs_event() {
+                t.event_at = t.deadline;
+                self.ev.at(t.deadline, k, fi as u32, 0);
+            }
+        }
+    }
+
+    fn timer_event(&mut self, fi: u32, which: TimerKind) {
+        let now = self.ev.now;
+        let f = &mut self.flows[fi as usize];
+        let t: &mut Timer = match which {
+            TimerKind::Rto => &mut f.rto,
+            TimerKind::Pace => &mut f.pace,
+            TimerKind::DelAck => &mut f.delack,
+        };
+        if t.event_at != now {
+            return; // stale: a newer event for this timer is queued
+        }
+        t.event_at = 0;
+        if !t.armed() {
+            return;
+        }
+        if t.deadline > now {
+            self.arm_timers(fi as usize);
+            return;
+        }
+        match which {
+            TimerKind::Rto => f.on_rto(now, &self.cfg, &mut self.out),
+            TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
+            TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
+        }
+        let h = if matches!(which, TimerKind::DelAck) { f.dst } else { f.src };
+        self.emit(h, None);
+        self.arm_timers(fi as usize);
+    }
+
+    fn flow_start(&mut self, fi: u32) {
+        let now = self.ev.now;
+        let cc = self.cc_proto.clone_box();
+        let f = &mut self.flows[fi as usize];
+        f.start(now, cc, &self.cfg, &mut self.out);
+        let src = f.src;
+        self.emit(src, None);
+        self.arm_timers(fi as usize);
+    }
+
+    fn cbr_send(&mut self, i: u32) {
+        let now = self.ev.now;
+        let c = &mut self.cbrs[i as usize];
+        let (p, next) = c.emit(now);
+        let src = c.src;
+        self.out.push(p);
+        self.emit(src, None);
+        match next {
+            Some(t) => self.ev.at(t, Kind::CbrSend, i, 0),
+            None => self.outstanding -= 1,
+        }
+    }
+
+    fn bm_tick(&mut self, s: u32) {
+        let now = self.ev.now;
+        let sw = &mut self.switches[s as usize];
+        sw.bm.on_tick(&sw.buf, now);
+        if !self.draining {
+            let dt = sw.bm.tick_interval_ps().unwrap_or(0).max(1);
+            self.ev.at(now + dt, Kind::BmTick, s, 0);
+        }
+    }
+
+    fn sample_buffer(&mut self) {
+        let now = self.ev.now;
+        for (s, sw) in self.switches.iter().enumerate() {
+            self.buf_time_ps.push(now);
+            self.buf_switch.push(s as u16);
+            self.buf_bytes.push(sw.buf.occupied_bytes);
+        }
+        if !self.draining {
+            self.ev.at(now + self.buffer_sample_ps, Kind::SampleBuffer, 0, 0);
+        }
+    }
+
+    fn sample_queues(&mut self) {
+        let now = self.ev.now;
+        for (s, sw) in self.switches.iter().enumerate() {
+            for port in 0..sw.buf.n_ports {
+                for queue in 0..sw.buf.n_queues {
+                    let bytes = sw.buf.queue_bytes[port * sw.buf.n_queues + queue];
+                    self.queue_samples.push(QueueSample { time_ps: now, switch: s as u16, port: port as u16, queue: queue as u8, bytes });
+                }
+            }
+        }
+        if !self.draining {
+            self.ev.at(now + self.queue_sample_ps, Kind::SampleQueues, 0, 0);
+        }
+    }
+
+    // ---------------------------------------------------------------- results
+
+    fn output(&mut self, wall_s: f64, hit_max: bool) -> RunOutput {
+        let mut o = RunOutput::default();
+        let rate = self.topo.host_rate_bps;
+        for (i, f) in self.flows.iter().enumerate() {
+            o.flow_src.push(f.src);
+            o.flow_dst.push(f.dst);
+            o.flow_size.push(f.size_bytes);
+            o.flow_start_ps.push(f.start_ps);
+            o.flow_end_ps.push(f.end_ps.unwrap_or(u64::MAX));
+            o.flow_ideal_ps.push(f.base_rtt_ps + tx_time_ps(f.size_bytes, rate));
+            o.flow_prio.push(f.prio);
+            o.flow_workload.push(self.flow_workload[i]);
+            o.flow_query.push(self.flow_query[i]);
+            o.flow_retransmits.push(f.retransmits);
+            o.flow_timeouts.push(f.timeouts);
+        }
+        let mut qend = vec![0u64; self.queries.len()];
+        for (i, f) in self.flows.iter().enumerate() {
+            let q = self.flow_query[i];
+            if q >= 0 {
+                let e = f.end_ps.unwrap_or(u64::MAX);
+                qend[q as usize] = qend[q as usize].max(e);
+            }
+        }
+        for (q, d) in self.queries.iter().enumerate() {
+            o.query_requester.push(d.requester);
+            o.query_size.push(d.size_bytes);
+            o.query_start_ps.push(d.start_ps);
+            o.query_end_ps.push(qend[q]);
+            o.query_workload.push(d.workload);
+        }
+        for c in &self.cbrs {
+            o.cbr_src.push(c.src);
+            o.cbr_dst.push(c.dst);
+            o.cbr_sent_bytes.push(c.sent_bytes);
+            o.cbr_delivered_bytes.push(c.delivered_bytes);
+            o.cbr_workload.push(c.workload);
+        }
+        o.buf_time_ps = std::mem::take(&mut self.buf_time_ps);
+        o.buf_switch = std::mem::take(&mut self.buf_switch);
+        o.buf_bytes = std::mem::take(&mut self.buf_bytes);
+        o.queue_samples = std::mem::take(&mut self.queue_samples);
+        o.workload_names = self.workload_names.clone();
+        o.switch_names = self.topo.switch_names.clone();
+        for sw in &self.switches {
+            o.switch_buffer_bytes.push(sw.buf.total_bytes);
+            o.switch_peak_bytes.push(sw.peak_occupancy_bytes);
+            o.switch_final_bytes.push(sw.buf.occupied_bytes);
+        }
+        o.counters = self.counters.clone();
+        o.events = self.ev.processed;
+        o.end_ps = self.ev.now;
+        o.in_flight_pkts = self.pool.in_use() as u64;
+        o.in_flight_bytes = self.pool.in_use_bytes();
+        o.pool_capacity_pkts = self.pool.capacity() as u64;
+        o.wall_s = wall_s;
+        o.hit_max_time = hit_max;
+        o
+    }
+}
+
+#[derive(Clone, Copy)]
+enum TimerKind {
+    Rto,
+    Pace,
+    DelAck,
+}
+
+/// Parse a JSON spec, build and run it.
+pub fn run_json(spec_json: &str, progress: &mut dyn FnMut(Time, u64) -> bool) -> Result<RunOutput, String> {
+    let spec = SimSpec::from_json(spec_json)?;
+    let mut sim = Simulator::new(&spec)?;
+    Ok(sim.run(progress))
+}

@@ -1,0 +1,233 @@
+//! Topology builders: which ports exist, what they connect, and the routes.
+//!
+//! Node ids: hosts are `0..H` (leaf-major: host h sits in leaf h / servers_per_leaf),
+//! switches are `H..H+S`. Port ids are global; port `h < H` is host h's NIC.
+
+use crate::config::TopologySpec;
+
+#[derive(Clone, Debug)]
+pub struct PortDesc {
+    /// Node that transmits on this port.
+    pub owner: u32,
+    /// Node at the other end of the link.
+    pub peer: u32,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+}
+
+/// Equal-cost next hops towards each destination host, for one switch.
+#[derive(Clone, Debug, Default)]
+pub struct RouteTable {
+    /// `span[dst] = (first, count)` into `cands`.
+    pub span: Vec<(u32, u32)>,
+    /// Local port indices.
+    pub cands: Vec<u16>,
+}
+
+impl RouteTable {
+    #[inline]
+    pub fn choose(&self, dst: u32, hash: u64) -> usize {
+        let (first, count) = self.span[dst as usize];
+        self.cands[(first + (hash % count as u64) as u32) as usize] as usize
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub n_hosts: u32,
+    pub n_switches: u32,
+    pub ports: Vec<PortDesc>,
+    /// Per switch, the global ids of its ports in local order.
+    pub switch_ports: Vec<Vec<u32>>,
+    pub routes: Vec<RouteTable>,
+    pub host_rate_bps: u64,
+    pub link_delay_ps: u64,
+    /// Leaf (edge switch index) of each host.
+    pub leaf_of_host: Vec<u32>,
+    pub n_leaves: u32,
+    /// Capacity of one leaf's uplinks (0 on a star).
+    pub leaf_uplink_bps: u64,
+    /// Switch names for outputs ("leaf0", "spine1", "switch0").
+    pub switch_names: Vec<String>,
+}
+
+impl Topology {
+    pub fn build(spec: &TopologySpec) -> Result<Topology, String> {
+        match *spec {
+            TopologySpec::LeafSpine { leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps } => {
+                if leaves == 0 || spines == 0 || servers_per_leaf == 0 || links_per_leaf_spine == 0 {
+                    return Err("[topology]: leaves, spines, servers_per_leaf and links_per_leaf_spine must be >= 1".into());
+                }
+                Ok(leaf_spine(leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps))
+            }
+            TopologySpec::Star { hosts, link_bps, link_delay_ps } => {
+                if hosts < 2 {
+                    return Err(format!("[topology].hosts = {hosts}: a star needs at least 2 hosts"));
+                }
+                Ok(star(hosts, link_bps, link_delay_ps))
+            }
+        }
+    }
+
+    /// Node id of switch `s`.
+    #[inline]
+    pub fn switch_node(&self, s: u32) -> u32 {
+        self.n_hosts + s
+    }
+
+    /// Number of links on the path between two hosts.
+    pub fn path_links(&self, src: u32, dst: u32) -> u32 {
+        if self.n_leaves <= 1 || self.leaf_of_host[src as usize] == self.leaf_of_host[dst as usize] {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// Round-trip propagation delay between two hosts (the papers' base RTT).
+    pub fn base_rtt_ps(&self, src: u32, dst: u32) -> u64 {
+        2 * self.path_links(src, dst) as u64 * self.link_delay_ps
+    }
+}
+
+fn host_link(ports: &mut Vec<PortDesc>, host: u32, sw_node: u32, rate: u64, delay: u64) -> u32 {
+    // Host NIC port ids equal the host id and are created first.
+    debug_assert_eq!(ports.len() as u32, host);
+    ports.push(PortDesc { owner: host, peer: sw_node, rate_bps: rate, delay_ps: delay });
+    0
+}
+
+pub fn star(hosts: u32, link_bps: u64, delay: u64) -> Topology {
+    let sw = hosts;
+    let mut ports = Vec::new();
+    for h in 0..hosts {
+        host_link(&mut ports, h, sw, link_bps, delay);
+    }
+    let mut local = Vec::new();
+    for h in 0..hosts {
+        local.push(ports.len() as u32);
+        ports.push(PortDesc { owner: sw, peer: h, rate_bps: link_bps, delay_ps: delay });
+    }
+    let mut rt = RouteTable::default();
+    for h in 0..hosts {
+        rt.span.push((rt.cands.len() as u32, 1));
+        rt.cands.push(h as u16);
+    }
+    Topology {
+        n_hosts: hosts,
+        n_switches: 1,
+        ports,
+        switch_ports: vec![local],
+        routes: vec![rt],
+        host_rate_bps: link_bps,
+        link_delay_ps: delay,
+        leaf_of_host: vec![0; hosts as usize],
+        n_leaves: 1,
+        leaf_uplink_bps: 0,
+        switch_names: vec!["switch0".into()],
+    }
+}
+
+pub fn leaf_spine(leaves: u32, spines: u32, spl: u32, links: u32, host_bps: u64, fabric_bps: u64, delay: u64) -> Topology {
+    let h = leaves * spl;
+    let leaf_node = |l: u32| h + l;
+    let spine_node = |s: u32| h + leaves + s;
+    let mut ports = Vec::new();
+    for x in 0..h {
+        host_link(&mut ports, x, leaf_node(x / spl), host_bps, delay);
+    }
+    let mut switch_ports = Vec::new();
+    // Leaf l: ports 0..spl to its servers, then spl + s*links + j to spine s, link j.
+    for l in 0..leaves {
+        let mut local = Vec::new();
+        for i in 0..spl {
+            local.push(ports.len() as u32);
+            ports.push(PortDesc { owner: leaf_node(l), peer: l * spl + i, rate_bps: host_bps, delay_ps: delay });
+        }
+        for s in 0..spines {
+            for _ in 0..links {
+                local.push(ports.len() as u32);
+                ports.push(PortDesc { owner: leaf_node(l), peer: spine_node(s), rate_bps: fabric_bps, delay_ps: delay });
+            }
+        }
+        switch_ports.push(local);
+    }
+    // Spine s: port l*links + j to leaf l, link j.
+    for s in 0..spines {
+        let mut local = Vec::new();
+        for l in 0..leaves {
+            for _ in 0..links {
+                local.push(ports.len() as u32);
+                ports.push(PortDesc { owner: spine_node(s), peer: leaf_node(l), rate_bps: fabric_bps, delay_ps: delay });
+            }
+        }
+        switch_ports.push(local);
+    }
+    let mut routes = Vec::new();
+    for l in 0..leaves {
+        let mut rt = RouteTable::default();
+        for dst in 0..h {
+            if dst / spl == l {
+                rt.span.push((rt.cands.len() as u32, 1));
+                rt.cands.push((dst % spl) as u16);
+            } else {
+                rt.span.push((rt.cands.len() as u32, spines * links));
+                for p in 0..spines * links {
+                    rt.cands.push((spl + p) as u16);
+                }
+            }
+        }
+        routes.push(rt);
+    }
+    for _ in 0..spines {
+        let mut rt = RouteTable::default();
+        for dst in 0..h {
+            let l = dst / spl;
+            rt.span.push((rt.cands.len() as u32, links));
+            for j in 0..links {
+                rt.cands.push((l * links + j) as u16);
+            }
+        }
+        routes.push(rt);
+    }
+    let mut names: Vec<String> = (0..leaves).map(|l| format!("leaf{l}")).collect();
+    names.extend((0..spines).map(|s| format!("spine{s}")));
+    Topology {
+        n_hosts: h,
+        n_switches: leaves + spines,
+        ports,
+        switch_ports,
+        routes,
+        host_rate_bps: host_bps,
+        link_delay_ps: delay,
+        leaf_of_host: (0..h).map(|x| x / spl).collect(),
+        n_leaves: leaves,
+        leaf_uplink_bps: spines as u64 * links as u64 * fabric_bps,
+        switch_names: names,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_spine_shape() {
+        let t = leaf_spine(2, 2, 4, 2, 10_000_000_000, 40_000_000_000, 1_000_000);
+        assert_eq!(t.n_hosts, 8);
+        assert_eq!(t.n_switches, 4);
+        // 8 NICs + 2 leaves * (4 + 4) + 2 spines * 4
+        assert_eq!(t.ports.len(), 8 + 16 + 8);
+        // host 5 is in leaf 1; leaf 1's route to host 5 is its local port 1.
+        assert_eq!(t.routes[1].choose(5, 12345), 1);
+        // leaf 0 reaches host 5 over one of its 4 uplinks (local ports 4..8).
+        for hsh in 0..16 {
+            let p = t.routes[0].choose(5, hsh);
+            assert!((4..8).contains(&p));
+            assert_eq!(t.ports[t.switch_ports[0][p] as usize].peer, t.n_hosts + 2 + (p as u32 - 4) / 2);
+        }
+        assert_eq!(t.base_rtt_ps(0, 5), 8_000_000);
+        assert_eq!(t.base_rtt_ps(0, 1), 4_000_000);
+        assert_eq!(t.leaf_uplink_bps, 160_000_000_000);
+    }
+}

@@ -1,0 +1,93 @@
+//! Host transports. `tcp` is the reliable byte-stream transport every congestion-control
+//! algorithm plugs into; `cbr` is the unresponsive constant-rate sender.
+//!
+//! Transport logic is pure: it reads a packet or a timer and writes the packets it wants
+//! sent into a reusable output buffer, and its timer deadlines into its own fields. The
+//! simulator (`crate::sim`) moves packets and schedules timers.
+
+pub mod cbr;
+pub mod tcp;
+
+use crate::config::TransportSpec;
+use crate::engine::Time;
+
+/// Transport settings shared by all TCP flows of a scenario.
+#[derive(Clone, Debug)]
+pub struct TransportCfg {
+    pub mss_bytes: u64,
+    pub header_bytes: u64,
+    pub init_cwnd_packets: u64,
+    pub min_rto_ps: Time,
+    pub initial_rto_ps: Time,
+    pub max_rto_ps: Time,
+    pub handshake: bool,
+    pub delayed_ack_packets: u32,
+    pub delayed_ack_timeout_ps: Time,
+    pub ack_priority: u8,
+    pub unscheduled_bytes: u64,
+    pub unscheduled_acks: bool,
+    /// Clock granularity G of RFC 6298 (ns-3: 10 ns).
+    pub clock_granularity_ps: Time,
+}
+
+impl TransportCfg {
+    pub fn from_spec(t: &TransportSpec) -> Result<Self, String> {
+        if t.mss_bytes == 0 || t.mss_bytes > 65_000 {
+            return Err(format!("[transport].mss_bytes = {}: must be in 1..=65000", t.mss_bytes));
+        }
+        if t.init_cwnd_packets == 0 {
+            return Err("[transport].init_cwnd_packets = 0: must be >= 1".into());
+        }
+        if t.delayed_ack_packets == 0 {
+            return Err("[transport].delayed_ack_packets = 0: must be >= 1".into());
+        }
+        if t.min_rto_ps == 0 {
+            return Err("[transport].min_rto_us = 0: must be > 0".into());
+        }
+        Ok(TransportCfg {
+            mss_bytes: t.mss_bytes as u64,
+            header_bytes: t.header_bytes as u64,
+            init_cwnd_packets: t.init_cwnd_packets as u64,
+            min_rto_ps: t.min_rto_ps,
+            initial_rto_ps: t.initial_rto_ps.max(t.min_rto_ps),
+            max_rto_ps: t.max_rto_ps.max(t.min_rto_ps),
+            handshake: t.handshake,
+            delayed_ack_packets: t.delayed_ack_packets,
+            delayed_ack_timeout_ps: t.delayed_ack_timeout_ps,
+            ack_priority: t.ack_priority,
+            unscheduled_bytes: t.unscheduled_bytes,
+            unscheduled_acks: t.unscheduled_acks,
+            clock_granularity_ps: 10_000,
+        })
+    }
+}
+
+/// A one-shot timer kept in the flow: `deadline == 0` means disarmed. The simulator keeps
+/// one live event per timer (`event_at`) and re-arms it lazily when the deadline moved
+/// later; when a deadline moves earlier it schedules a new event and the old one goes stale.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timer {
+    pub deadline: Time,
+    /// Time of the live event in the simulator's queue (0: none).
+    pub event_at: Time,
+}
+
+impl Timer {
+    #[inline]
+    pub fn arm(&mut self, at: Time) {
+        self.deadline = at.max(1);
+    }
+    #[inline]
+    pub fn disarm(&mut self) {
+        self.deadline = 0;
+    }
+    #[inline]
+    pub fn armed(&self) -> bool {
+        self.deadline != 0
+    }
+    /// An event must be scheduled at `deadline` (none is pending, or the pending one is too late).
+    #[inline]
+    pub fn needs_event(&self) -> bool {
+        self.deadline != 0 && (self.event_at == 0 || self.deadline < self.event_at)
+    }
+}

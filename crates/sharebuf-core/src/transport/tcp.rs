@@ -1,0 +1,447 @@
+//! A reliable TCP-like transport: byte sequence numbers, optional 3-way handshake, an ACK
+//! per data packet (delayed ACK optional), NewReno fast retransmit/recovery on three
+//! duplicate ACKs (RFC 6582), RTO per RFC 6298 with a configurable minimum, optional
+//! pacing for rate-based algorithms. Window and rate decisions belong to the flow's
+//! congestion-control algorithm (`crate::cc`).
+
+use super::{Timer, TransportCfg};
+use crate::cc::{AckInfo, CongestionControl, Window};
+use crate::engine::{tx_time_ps, Time};
+use crate::packet::{flags, IntStack, Packet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendState {
+    /// Not started yet.
+    Idle,
+    /// SYN sent, waiting for SYN-ACK.
+    SynSent,
+    Established,
+    /// Every byte acknowledged.
+    Done,
+}
+
+const NO_RECOVER: u64 = u64::MAX;
+
+/// One TCP connection: sender state at `src`, receiver state at `dst`.
+pub struct TcpFlow {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_ps: Time,
+    pub prio: u8,
+    pub handshake: bool,
+    pub base_rtt_ps: Time,
+    pub line_rate_bps: u64,
+
+    // --- sender ---
+    pub state: SendState,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    recover: u64,
+    dupacks: u32,
+    pub in_recovery: bool,
+    pub win: Window,
+    pub cc: Option<Box<dyn CongestionControl>>,
+    srtt_ps: f64,
+    rttvar_ps: f64,
+    has_rtt: bool,
+    pub rto_ps: Time,
+    pub rto: Timer,
+    pub pace: Timer,
+    next_send_ps: Time,
+    /// Data bytes sent so far, retransmissions included (unscheduled tagging).
+    bytes_sent: u64,
+    ecn: bool,
+
+    // --- receiver ---
+    pub rcv_nxt: u64,
+    ooo: Vec<(u64, u64)>,
+    rcv_open: bool,
+    delack_count: u32,
+    last_ce: bool,
+    last_echo_ts: Time,
+    pub delack: Timer,
+
+    // --- results ---
+    pub end_ps: Option<Time>,
+    pub retransmits: u32,
+    pub timeouts: u32,
+}
+
+impl TcpFlow {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: u32, src: u32, dst: u32, size_bytes: u64, start_ps: Time, prio: u8, handshake: bool, base_rtt_ps: Time, line_rate_bps: u64, cfg: &TransportCfg) -> Self {
+        TcpFlow {
+            id,
+            src,
+            dst,
+            size_bytes,
+            start_ps,
+            prio,
+            handshake,
+            base_rtt_ps,
+            line_rate_bps,
+            state: SendState::Idle,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            recover: NO_RECOVER,
+            dupacks: 0,
+            in_recovery: false,
+            win: Window { cwnd_bytes: cfg.init_cwnd_packets * cfg.mss_bytes, ssthresh_bytes: u64::MAX, mss_bytes: cfg.mss_bytes, pacing_rate_bps: 0 },
+            cc: None,
+            srtt_ps: 0.0,
+            rttvar_ps: 0.0,
+            has_rtt: false,
+            rto_ps: cfg.initial_rto_ps,
+            rto: Timer::default(),
+            pace: Timer::default(),
+            next_send_ps: 0,
+            bytes_sent: 0,
+            ecn: false,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            rcv_open: !handshake,
+            delack_count: 0,
+            last_ce: false,
+            last_echo_ts: 0,
+            delack: Timer::default(),
+            end_ps: None,
+            retransmits: 0,
+            timeouts: 0,
+        }
+    }
+
+    pub fn finished(&self) -> bool {
+        self.end_ps.is_some()
+    }
+
+    fn control(&self, cfg: &TransportCfg, f: u8, seq: u64, to: u32, now: Time) -> Packet {
+        let unsched = if cfg.unscheduled_acks { flags::UNSCHED } else { 0 };
+        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: cfg.header_bytes as u32, payload_bytes: 0, dst: to, prio: cfg.ack_priority, flags: f | unsched, hops: 0 }
+    }
+
+    /// Start the flow: send a SYN, or data at once on a pre-established connection.
+    pub fn start(&mut self, now: Time, cc: Box<dyn CongestionControl>, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        self.ecn = cc.ecn_capable();
+        self.cc = Some(cc);
+        if self.handshake {
+            self.state = SendState::SynSent;
+            out.push(self.control(cfg, flags::SYN, 0, self.dst, now));
+            self.rto.arm(now + self.rto_ps);
+        } else {
+            self.establish(now, cfg, out);
+        }
+    }
+
+    fn establish(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        self.state = SendState::Established;
+        self.rto.disarm();
+        if let Some(cc) = self.cc.as_mut() {
+            cc.on_start(&mut self.win, now);
+        }
+        if self.size_bytes == 0 {
+            self.state = SendState::Done;
+            return;
+        }
+        self.try_send(now, cfg, out);
+    }
+
+    fn data(&mut self, seq: u64, len: u64, now: Time, cfg: &TransportCfg) -> Packet {
+        let mut f = flags::DATA;
+        if self.ecn {
+            f |= flags::ECT;
+        }
+        if self.bytes_sent < cfg.unscheduled_bytes {
+            f |= flags::UNSCHED;
+        }
+        self.bytes_sent += len;
+        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0 }
+    }
+
+    /// Send as much new data as the window (and pacing) allow.
+    pub fn try_send(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        if self.state != SendState::Established {
+            return;
+        }
+        while self.snd_nxt < self.size_bytes {
+            let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
+            if self.snd_nxt - self.snd_una + len > self.win.cwnd_bytes.max(cfg.mss_bytes) {
+                break;
+            }
+            if self.win.pacing_rate_bps > 0 {
+                if now < self.next_send_ps {
+                    self.pace.arm(self.next_send_ps);
+                    break;
+                }
+                self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(len + cfg.header_bytes, self.win.pacing_rate_bps);
+            }
+            let p = self.data(self.snd_nxt, len, now, cfg);
+            out.push(p);
+            self.snd_nxt += len;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            if !self.rto.armed() {
+                self.rto.arm(now + self.rto_ps);
+            }
+        }
+    }
+
+    fn retransmit_head(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        let len = cfg.mss_bytes.min(self.size_bytes - self.snd_una);
+        let p = self.data(self.snd_una, len, now, cfg);
+        out.push(p);
+        self.retransmits += 1;
+    }
+
+    fn rtt_sample(&mut self, r: Time, cfg: &TransportCfg) {
+        let r = r as f64;
+        if !self.has_rtt {
+            self.srtt_ps = r;
+            self.rttvar_ps = r / 2.0;
+            self.has_rtt = true;
+        } else {
+            self.rttvar_ps = 0.75 * self.rttvar_ps + 0.25 * (self.srtt_ps - r).abs();
+            self.srtt_ps = 0.875 * self.srtt_ps + 0.125 * r;
+        }
+        let rto = self.srtt_ps + (4.0 * self.rttvar_ps).max(cfg.clock_granularity_ps as f64);
+        self.rto_ps = (rto as Time).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
+    }
+
+    /// Smoothed RTT, if sampled.
+    pub fn srtt_ps(&self) -> Option<f64> {
+        self.has_rtt.then_some(self.srtt_ps)
+    }
+
+    /// Sender side: a SYN-ACK or ACK arrived.
+    pub fn on_ack(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        match self.state {
+            SendState::SynSent => {
+                if pkt.has(flags::SYN) {
+                    if pkt.ts_ps > 0 && now >= pkt.ts_ps {
+                        self.rtt_sample(now - pkt.ts_ps, cfg);
+                    }
+                    // The handshake's final ACK, then data (as ns-3's TcpSocketBase does).
+                    out.push(self.control(cfg, flags::ACK, 0, self.dst, now));
+                    self.establish(now, cfg, out);
+                }
+                return;
+            }
+            SendState::Established => {}
+            _ => return,
+        }
+        if pkt.has(flags::SYN) {
+            return; // duplicate SYN-ACK
+        }
+        let ack = pkt.seq;
+        let rtt = if pkt.ts_ps > 0 && now >= pkt.ts_ps { Some(now - pkt.ts_ps) } else { None };
+        if let Some(r) = rtt {
+            self.rtt_sample(r, cfg);
+        }
+        let ece = pkt.has(flags::ECE);
+        let mut cc = self.cc.take().expect("established flow has a congestion controller");
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, base_rtt_ps: self.base_rtt_ps, line_rate_bps: self.line_rate_bps };
+            if self.in_recovery {
+                if ack >= self.recover {
+                    // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1).
+                    self.in_recovery = false;
+                    let flight = self.snd_nxt - self.snd_una;
+                    self.win.cwnd_bytes = self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes);
+                    self.dupacks = 0;
+                    info.in_recovery = true;
+                    cc.on_ack(&mut self.win, &info);
+                } else {
+                    // Partial acknowledgment: retransmit the next hole, deflate.
+                    self.retransmit_head(now, cfg, out);
+                    self.win.cwnd_bytes = self.win.cwnd_bytes.saturating_sub(acked).max(cfg.mss_bytes);
+                    if acked >= cfg.mss_bytes {
+                        self.win.cwnd_bytes += cfg.mss_bytes;
+                    }
+                    cc.on_ack(&mut self.win, &info);
+                }
+            } else {
+                self.dupacks = 0;
+                cc.on_ack(&mut self.win, &info);
+            }
+            if self.snd_una >= self.size_bytes {
+                self.state = SendState::Done;
+                self.rto.disarm();
+                self.pace.disarm();
+                self.cc = Some(cc);
+                return;
+            }
+            self.rto.arm(now + self.rto_ps);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
+            self.dupacks += 1;
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, base_rtt_ps: self.base_rtt_ps, line_rate_bps: self.line_rate_bps };
+            cc.on_ack(&mut self.win, &info);
+            if !self.in_recovery && self.dupacks == 3 && (self.recover == NO_RECOVER || self.snd_una > self.recover) {
+                let flight = self.snd_max - self.snd_una;
+                self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
+                self.recover = self.snd_max;
+                self.in_recovery = true;
+                self.retransmit_head(now, cfg, out);
+                self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
+                self.rto.arm(now + self.rto_ps);
+            } else if self.in_recovery {
+                self.win.cwnd_bytes += cfg.mss_bytes;
+            }
+        }
+        self.cc = Some(cc);
+        self.try_send(now, cfg, out);
+    }
+
+    /// The retransmission timer fired.
+    pub fn on_rto(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        self.rto.disarm();
+        match self.state {
+            SendState::SynSent => {
+                self.timeouts += 1;
+                self.rto_ps = (self.rto_ps * 2).min(cfg.max_rto_ps);
+                out.push(self.control(cfg, flags::SYN, 0, self.dst, now));
+                self.rto.arm(now + self.rto_ps);
+            }
+            SendState::Established if self.snd_una < self.size_bytes => {
+                self.timeouts += 1;
+                let flight = self.snd_max - self.snd_una;
+                self.win.ssthresh_bytes = (flight / 2).max(2 * cfg.mss_bytes);
+                self.win.cwnd_bytes = cfg.mss_bytes;
+                self.snd_nxt = self.snd_una;
+                self.recover = self.snd_max;
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.next_send_ps = now;
+                self.rto_ps = (self.rto_ps * 2).min(cfg.max_rto_ps);
+                if let Some(cc) = self.cc.as_mut() {
+                    cc.on_timeout(&mut self.win, now);
+                }
+                self.retransmits += 1;
+                self.try_send(now, cfg, out);
+                if !self.rto.armed() {
+                    self.rto.arm(now + self.rto_ps);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The pacing timer fired.
+    pub fn on_pace(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        self.pace.disarm();
+        self.try_send(now, cfg, out);
+    }
+
+    /// Receiver side: a SYN, the handshake ACK, or data arrived. Returns true when this
+    /// packet completed the flow (all bytes received in order).
+    pub fn on_receive(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
+        if pkt.has(flags::SYN) {
+            self.rcv_open = true;
+            let mut sa = self.control(cfg, flags::SYN | flags::ACK, 0, self.src, now);
+            sa.ts_ps = pkt.ts_ps;
+            out.push(sa);
+            return false;
+        }
+        if !pkt.has(flags::DATA) {
+            return false; // handshake ACK
+        }
+        self.rcv_open = true;
+        let (s, e) = (pkt.seq, pkt.seq + pkt.payload_bytes as u64);
+        let in_order = s == self.rcv_nxt;
+        let mut filled_hole = false;
+        if in_order {
+            self.rcv_nxt = e;
+            while let Some(&(a, b)) = self.ooo.first() {
+                if a > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(b);
+                self.ooo.remove(0);
+                filled_hole = true;
+            }
+        } else if s > self.rcv_nxt {
+            insert_interval(&mut self.ooo, s, e);
+        }
+        let ce = pkt.has(flags::CE);
+        self.last_echo_ts = pkt.ts_ps;
+        let immediate = cfg.delayed_ack_packets <= 1 || !in_order || filled_hole || ce != self.last_ce || !self.ooo.is_empty() || self.rcv_nxt >= self.size_bytes;
+        self.last_ce = ce;
+        if immediate {
+            self.delack_count = 0;
+            self.delack.disarm();
+            out.push(self.ack_packet(ce, pkt.ts_ps, now, cfg));
+        } else {
+            self.delack_count += 1;
+            if self.delack_count >= cfg.delayed_ack_packets {
+                self.delack_count = 0;
+                self.delack.disarm();
+                out.push(self.ack_packet(ce, pkt.ts_ps, now, cfg));
+            } else if !self.delack.armed() {
+                self.delack.arm(now + cfg.delayed_ack_timeout_ps);
+            }
+        }
+        if self.end_ps.is_none() && self.rcv_nxt >= self.size_bytes {
+            self.end_ps = Some(now);
+            return true;
+        }
+        false
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        self.delack.disarm();
+        if self.delack_count > 0 {
+            self.delack_count = 0;
+            out.push(self.ack_packet(self.last_ce, self.last_echo_ts, now, cfg));
+        }
+    }
+
+    fn ack_packet(&self, ece: bool, echo_ts: Time, now: Time, cfg: &TransportCfg) -> Packet {
+        let mut a = self.control(cfg, flags::ACK | if ece { flags::ECE } else { 0 }, self.rcv_nxt, self.src, now);
+        a.ts_ps = echo_ts;
+        a
+    }
+}
+
+/// Insert [s, e) into a sorted list of disjoint intervals, merging overlaps.
+fn insert_interval(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    let i = v.partition_point(|&(a, _)| a < s);
+    v.insert(i, (s, e));
+    // merge around i
+    let mut j = i.saturating_sub(1);
+    while j + 1 < v.len() {
+        if v[j].1 >= v[j + 1].0 {
+            v[j].1 = v[j].1.max(v[j + 1].1);
+            v.remove(j + 1);
+        } else if j + 1 > i {
+            break;
+        } else {
+            j += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_merge() {
+        let mut v = Vec::new();
+        insert_interval(&mut v, 10, 20);
+        insert_interval(&mut v, 30, 40);
+        insert_interval(&mut v, 20, 30);
+        assert_eq!(v, vec![(10, 40)]);
+        insert_interval(&mut v, 50, 60);
+        insert_interval(&mut v, 5, 8);
+        assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
+        insert_interval(&mut v, 7, 55);
+        assert_eq!(v, vec![(5, 60)]);
+    }
+}

@@ -1,0 +1,149 @@
+//! Python bindings: `sharebuf._core.simulate(spec_json, progress)`.
+//!
+//! Columns come back as raw little-endian byte buffers with a dtype tag, which the Python
+//! side wraps with `numpy.frombuffer` (no per-element conversion).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use sharebuf_core::RunOutput;
+
+fn raw<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: T is a plain integer type; the slice covers exactly the vector's elements.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+fn put<T: Copy>(py: Python<'_>, d: &Bound<'_, PyDict>, name: &str, dtype: &str, v: &[T]) -> PyResult<()> {
+    d.set_item(name, (dtype, PyBytes::new_bound(py, raw(v))))
+}
+
+fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
+    let d = PyDict::new_bound(py);
+    let flows = PyDict::new_bound(py);
+    put(py, &flows, "src", "<u4", &o.flow_src)?;
+    put(py, &flows, "dst", "<u4", &o.flow_dst)?;
+    put(py, &flows, "size_bytes", "<u8", &o.flow_size)?;
+    put(py, &flows, "start_ps", "<u8", &o.flow_start_ps)?;
+    put(py, &flows, "end_ps", "<u8", &o.flow_end_ps)?;
+    put(py, &flows, "ideal_ps", "<u8", &o.flow_ideal_ps)?;
+    put(py, &flows, "priority", "<u1", &o.flow_prio)?;
+    put(py, &flows, "workload", "<u2", &o.flow_workload)?;
+    put(py, &flows, "query_id", "<i8", &o.flow_query)?;
+    put(py, &flows, "retransmits", "<u4", &o.flow_retransmits)?;
+    put(py, &flows, "timeouts", "<u4", &o.flow_timeouts)?;
+    d.set_item("flows", flows)?;
+    let q = PyDict::new_bound(py);
+    put(py, &q, "requester", "<u4", &o.query_requester)?;
+    put(py, &q, "size_bytes", "<u8", &o.query_size)?;
+    put(py, &q, "start_ps", "<u8", &o.query_start_ps)?;
+    put(py, &q, "end_ps", "<u8", &o.query_end_ps)?;
+    put(py, &q, "workload", "<u2", &o.query_workload)?;
+    d.set_item("queries", q)?;
+    let c = PyDict::new_bound(py);
+    put(py, &c, "src", "<u4", &o.cbr_src)?;
+    put(py, &c, "dst", "<u4", &o.cbr_dst)?;
+    put(py, &c, "sent_bytes", "<u8", &o.cbr_sent_bytes)?;
+    put(py, &c, "delivered_bytes", "<u8", &o.cbr_delivered_bytes)?;
+    put(py, &c, "workload", "<u2", &o.cbr_workload)?;
+    d.set_item("cbr", c)?;
+    let b = PyDict::new_bound(py);
+    put(py, &b, "time_ps", "<u8", &o.buf_time_ps)?;
+    put(py, &b, "switch", "<u2", &o.buf_switch)?;
+    put(py, &b, "occupancy_bytes", "<u8", &o.buf_bytes)?;
+    d.set_item("buffer", b)?;
+    let qs = PyDict::new_bound(py);
+    let n = o.queue_samples.len();
+    let (mut t, mut s, mut p, mut qq, mut by) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for x in &o.queue_samples {
+        t.push(x.time_ps);
+        s.push(x.switch);
+        p.push(x.port);
+        qq.push(x.queue);
+        by.push(x.bytes);
+    }
+    put(py, &qs, "time_ps", "<u8", &t)?;
+    put(py, &qs, "switch", "<u2", &s)?;
+    put(py, &qs, "port", "<u2", &p)?;
+    put(py, &qs, "queue", "<u1", &qq)?;
+    put(py, &qs, "bytes", "<u8", &by)?;
+    d.set_item("queue_occupancy", qs)?;
+    let k = &o.counters;
+    let stats = PyDict::new_bound(py);
+    stats.set_item("events", o.events)?;
+    stats.set_item("wall_s", o.wall_s)?;
+    stats.set_item("end_ps", o.end_ps)?;
+    stats.set_item("hit_max_time", o.hit_max_time)?;
+    stats.set_item("sent_pkts", k.sent_pkts)?;
+    stats.set_item("sent_bytes", k.sent_bytes)?;
+    stats.set_item("delivered_pkts", k.delivered_pkts)?;
+    stats.set_item("delivered_bytes", k.delivered_bytes)?;
+    stats.set_item("delivered_data_pkts", k.delivered_data_pkts)?;
+    stats.set_item("ecn_marks", k.ecn_marks)?;
+    stats.set_item("in_flight_pkts", o.in_flight_pkts)?;
+    stats.set_item("in_flight_bytes", o.in_flight_bytes)?;
+    stats.set_item("pool_capacity_pkts", o.pool_capacity_pkts)?;
+    let drops = PyDict::new_bound(py);
+    let dbytes = PyDict::new_bound(py);
+    for (i, name) in sharebuf_core::switch::DROP_CAUSES.iter().enumerate() {
+        drops.set_item(*name, k.drop_pkts[i])?;
+        dbytes.set_item(*name, k.drop_bytes[i])?;
+    }
+    stats.set_item("drops_pkts", drops)?;
+    stats.set_item("drops_bytes", dbytes)?;
+    d.set_item("stats", stats)?;
+    d.set_item("workload_names", o.workload_names.clone())?;
+    d.set_item("switch_names", o.switch_names.clone())?;
+    d.set_item("switch_buffer_bytes", o.switch_buffer_bytes.clone())?;
+    d.set_item("switch_peak_bytes", o.switch_peak_bytes.clone())?;
+    d.set_item("switch_final_bytes", o.switch_final_bytes.clone())?;
+    Ok(d.into())
+}
+
+/// Run a resolved engine spec (JSON). `progress(sim_time_s, events) -> bool` is called
+/// periodically with the GIL held; returning False stops the run early.
+#[pyfunction]
+#[pyo3(signature = (spec_json, progress=None))]
+fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> PyResult<PyObject> {
+    let mut cb_err: Option<PyErr> = None;
+    let res = py.allow_threads(|| {
+        let mut cb = |now: u64, events: u64| -> bool {
+            match &progress {
+                None => true,
+                Some(f) => Python::with_gil(|py| match f.call1(py, (now as f64 * 1e-12, events)) {
+                    Ok(v) => v.is_truthy(py).unwrap_or(true),
+                    Err(e) => {
+                        cb_err = Some(e);
+                        false
+                    }
+                }),
+            }
+        };
+        sharebuf_core::run_json(&spec_json, &mut cb)
+    });
+    if let Some(e) = cb_err {
+        return Err(e);
+    }
+    match res {
+        Ok(o) => to_py(py, &o),
+        Err(msg) => Err(PyValueError::new_err(msg)),
+    }
+}
+
+#[pyfunction]
+fn schemes() -> Vec<&'static str> {
+    sharebuf_core::bm::scheme_names()
+}
+
+#[pyfunction]
+fn congestion_controls() -> Vec<&'static str> {
+    sharebuf_core::cc::names()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
