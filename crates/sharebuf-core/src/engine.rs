@@ -17,7 +17,7 @@ pub const PS_PER_S: Time = 1_000_000_000_000;
 /// Serialization time of `bytes` at `rate_bps`, rounded up to the picosecond.
 #[inline]
 pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> Time {
-    (bytes * 8 * PS_PER_S + rate_bps - 1) / rate_bps
+    ((bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128)) as Time
 }
 
 /// What an event does; the payload `a` is an index whose meaning depends on the kind.
@@ -173,5 +173,7 @@ mod tests {
         assert_eq!(tx_time_ps(1500, 10_000_000_000), 1_200_000);
         assert_eq!(tx_time_ps(1500, 100_000_000_000), 120_000);
         assert_eq!(tx_time_ps(1, 3_000_000_000), 2667);
+        // 30 MB at 10 Gbps: 24 ms (would overflow u64 arithmetic).
+        assert_eq!(tx_time_ps(30_000_000, 10_000_000_000), 24_000_000_000);
     }
 }

@@ -69,6 +69,8 @@ pub struct RunOutput {
     pub switch_final_bytes: Vec<u64>,
     pub counters: Counters,
     pub events: u64,
+    /// Events processed per `engine::Kind`.
+    pub events_by_kind: [u64; 10],
     pub end_ps: Time,
     pub in_flight_pkts: u64,
     pub in_flight_bytes: u64,

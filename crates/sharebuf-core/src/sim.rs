@@ -41,6 +41,7 @@ pub struct Simulator {
     buf_switch: Vec<u16>,
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
+    events_by_kind: [u64; 10],
 }
 
 #[inline]
@@ -97,7 +98,7 @@ impl Simulator {
                 local: 0,
                 queues: vec![VecDeque::new(); if (i as u32) < topo.n_hosts { 1 } else { nq }],
                 busy_until: 0,
-                txdone_pending: false,
+                txdone_at: 0,
                 tx_bytes: 0,
                 nic_bytes: 0,
                 sched: SchedState::default(),
@@ -165,6 +166,7 @@ impl Simulator {
             buf_switch: Vec::new(),
             buf_bytes: Vec::new(),
             queue_samples: Vec::new(),
+            events_by_kind: [0; 10],
             flows,
             cbrs,
             topo,
@@ -210,11 +212,17 @@ impl Simulator {
                 break;
             }
             let e = self.ev.pop().unwrap();
+            self.events_by_kind[e.kind() as usize] += 1;
             match e.kind() {
                 Kind::Arrive => self.arrive(e.a, e.b),
                 Kind::TxDone => {
-                    self.ports[e.a as usize].txdone_pending = false;
-                    self.kick(e.a as usize);
+                    let port = &mut self.ports[e.a as usize];
+                    // Only the port's live TxDone counts; an earlier one went stale when a
+                    // transmission started at the same instant from an arrival.
+                    if port.txdone_at == e.time {
+                        port.txdone_at = 0;
+                        self.kick(e.a as usize);
+                    }
                 }
                 Kind::FlowStart => self.flow_start(e.a),
                 Kind::Rto => self.timer_event(e.a, TimerKind::Rto),
@@ -316,10 +324,9 @@ impl Simulator {
         let now = self.ev.now;
         if self.ports[g].busy_until > now {
             let port = &mut self.ports[g];
-            if !port.txdone_pending && port.has_queued() {
-                port.txdone_pending = true;
-                let t = port.busy_until;
-                self.ev.at(t, Kind::TxDone, g as u32, 0);
+            if port.txdone_at != port.busy_until && port.has_queued() {
+                port.txdone_at = port.busy_until;
+                self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
             }
             return;
         }
@@ -332,7 +339,7 @@ impl Simulator {
         let (peer, delay) = (port.peer, port.delay_ps);
         self.ev.at(now + t + delay, Kind::Arrive, id, peer);
         if port.has_queued() {
-            port.txdone_pending = true;
+            port.txdone_at = now + t;
             self.ev.at(now + t, Kind::TxDone, g as u32, 0);
         }
     }
@@ -581,6 +588,7 @@ impl Simulator {
         }
         o.counters = self.counters.clone();
         o.events = self.ev.processed;
+        o.events_by_kind = self.events_by_kind;
         o.end_ps = self.ev.now;
         o.in_flight_pkts = self.pool.in_use() as u64;
         o.in_flight_bytes = self.pool.in_use_bytes();

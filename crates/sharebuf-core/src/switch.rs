@@ -89,8 +89,8 @@ pub struct Port {
     pub queues: Vec<VecDeque<u32>>,
     /// The port is serializing until this time.
     pub busy_until: u64,
-    /// A `TxDone` event for this port is in the event queue.
-    pub txdone_pending: bool,
+    /// Time of this port's live `TxDone` event (0: none queued).
+    pub txdone_at: u64,
     /// Bytes this port has transmitted (INT's txBytes).
     pub tx_bytes: u64,
     /// Bytes queued at a host NIC (switch ports use the switch's BufferState).
@@ -154,7 +154,7 @@ mod tests {
     use super::*;
 
     fn port(nq: usize) -> Port {
-        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_pending: false, tx_bytes: 0, nic_bytes: 0, sched: SchedState::default() }
+        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, sched: SchedState::default() }
     }
 
     #[test]

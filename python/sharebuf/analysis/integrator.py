@@ -148,9 +148,11 @@ def integrate_burst(
             traj.append(q.copy())
             rem.append(R)
 
-    # which background queues were tracking their threshold at the end
+    # which background queues that started at their threshold (G_ne) still track it at the end
     R_end = B - float(q.sum())
-    old = ~new
+    q0 = np.asarray(system.initial_bytes, dtype=float)
+    R0 = B - float(q0.sum())
+    old = ~new & (q0 <= om * R0 + 1e-9 * B)
     if cs:
         case = "cs"
     else:

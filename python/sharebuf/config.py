@@ -1,0 +1,516 @@
+"""Scenario configuration: the TOML schema, its validation, and its resolution into the
+engine spec the Rust core runs.
+
+Every key carries its unit in its name (``_bytes``, ``_us``, ``_ms``, ``_gbps``); the full
+reference with defaults is ``docs/scenario.md``. Unknown keys, wrong types and out-of-range
+values raise :class:`ScenarioError` naming the key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Dict, List, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+PS_PER_US = 1_000_000
+PS_PER_MS = 1_000_000_000
+PS_PER_S = 1_000_000_000_000
+BUNDLED_CDFS = ("websearch", "datamining", "hadoop")
+
+
+class Section(BaseModel):
+    """A TOML table: unknown keys are errors that list the allowed ones."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            allowed = set(cls.model_fields)
+            for k in data:
+                if k not in allowed:
+                    raise ValueError(f"unknown key '{k}'; allowed: {', '.join(sorted(allowed))}")
+        return data
+
+
+PosFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+Priority = Annotated[int, Field(ge=0, le=7)]
+
+
+# ----------------------------------------------------------------------------- topology
+class LeafSpine(Section):
+    kind: Literal["leaf_spine"]
+    leaves: Annotated[int, Field(ge=1)] = 2
+    spines: Annotated[int, Field(ge=1)] = 2
+    servers_per_leaf: Annotated[int, Field(ge=1)] = 16
+    links_per_leaf_spine: Annotated[int, Field(ge=1)] = 1
+    host_link_gbps: PosFloat = 10.0
+    #: Default: full bisection (servers_per_leaf x host rate spread over the uplinks).
+    fabric_link_gbps: Optional[PosFloat] = None
+    link_delay_us: NonNegFloat = 10.0
+
+    def fabric_gbps(self) -> float:
+        if self.fabric_link_gbps is not None:
+            return self.fabric_link_gbps
+        return self.servers_per_leaf * self.host_link_gbps / (self.spines * self.links_per_leaf_spine)
+
+    @property
+    def n_hosts(self) -> int:
+        return self.leaves * self.servers_per_leaf
+
+    def leaf_port_gbps(self) -> float:
+        return self.servers_per_leaf * self.host_link_gbps + self.spines * self.links_per_leaf_spine * self.fabric_gbps()
+
+    def max_base_rtt_us(self) -> float:
+        return 2 * (4 if self.leaves > 1 else 2) * self.link_delay_us
+
+    def engine(self) -> dict:
+        return dict(kind="leaf_spine", leaves=self.leaves, spines=self.spines, servers_per_leaf=self.servers_per_leaf,
+                    links_per_leaf_spine=self.links_per_leaf_spine, host_link_bps=bps(self.host_link_gbps),
+                    fabric_link_bps=bps(self.fabric_gbps()), link_delay_ps=us(self.link_delay_us))
+
+
+class Star(Section):
+    kind: Literal["star"]
+    hosts: Annotated[int, Field(ge=2)] = 8
+    link_gbps: PosFloat = 10.0
+    link_delay_us: NonNegFloat = 1.0
+
+    @property
+    def n_hosts(self) -> int:
+        return self.hosts
+
+    @property
+    def host_link_gbps(self) -> float:
+        return self.link_gbps
+
+    def leaf_port_gbps(self) -> float:
+        return self.hosts * self.link_gbps
+
+    def max_base_rtt_us(self) -> float:
+        return 4 * self.link_delay_us
+
+    def engine(self) -> dict:
+        return dict(kind="star", hosts=self.hosts, link_bps=bps(self.link_gbps), link_delay_ps=us(self.link_delay_us))
+
+
+Topology = Annotated[Union[LeafSpine, Star], Field(discriminator="kind")]
+
+
+# ----------------------------------------------------------------------------- switch
+class BmSection(BaseModel):
+    """``[switch.bm]``: ``scheme`` plus the scheme's own parameters (see docs/schemes/)."""
+
+    model_config = ConfigDict(extra="allow")
+    scheme: str = "dt"
+
+
+class SwitchSection(Section):
+    #: Shared buffer per switch. Give this or buffer_kb_per_port_per_gbps.
+    buffer_bytes: Optional[Annotated[int, Field(gt=0)]] = None
+    #: Buffer sized like a Trident2 (9.6 KB per port per Gbps), summed over a leaf's ports.
+    buffer_kb_per_port_per_gbps: Optional[PosFloat] = None
+    queues_per_port: Annotated[int, Field(ge=1, le=8)] = 1
+    scheduler: Literal["sp", "rr", "drr"] = "rr"
+    drr_weights: Optional[List[Annotated[int, Field(ge=1)]]] = None
+    drr_quantum_bytes: Annotated[int, Field(ge=1)] = 1500
+    #: ECN step-marking threshold per queue (one value, or one per queue); omit for none.
+    ecn_k_bytes: Optional[Union[Annotated[int, Field(ge=0)], List[Annotated[int, Field(ge=0)]]]] = None
+    bm: BmSection = Field(default_factory=BmSection)
+
+
+class HostSection(Section):
+    #: ECN step marking at the host NIC queue (as ns-3 with RED on host NICs). Default
+    #: "switch": the switch's (smallest) ecn_k_bytes when the switch marks, else none;
+    #: "none": never mark; or a threshold in bytes.
+    nic_ecn_k_bytes: Union[Annotated[int, Field(ge=0)], Literal["switch", "none"]] = "switch"
+
+
+class TransportSection(Section):
+    cc: str = "newreno"
+    cc_params: Dict[str, Any] = Field(default_factory=dict)
+    mss_bytes: Annotated[int, Field(ge=1, le=65000)] = 1448
+    header_bytes: Annotated[int, Field(ge=0, le=1000)] = 54
+    init_cwnd_packets: Annotated[int, Field(ge=1)] = 10
+    min_rto_us: PosFloat = 10_000.0
+    #: RTO before the first RTT sample (default: min_rto_us).
+    initial_rto_us: Optional[PosFloat] = None
+    max_rto_us: PosFloat = 1_000_000.0
+    handshake: bool = True
+    delayed_ack_packets: Annotated[int, Field(ge=1)] = 1
+    delayed_ack_timeout_us: PosFloat = 200.0
+    ack_priority: Priority = 0
+    #: First bytes of each flow tagged unscheduled (default: one BDP of the longest path).
+    unscheduled_bytes: Optional[Annotated[int, Field(ge=0)]] = None
+    unscheduled_acks: bool = True
+
+
+# ----------------------------------------------------------------------------- workloads
+class PoissonWorkload(Section):
+    kind: Literal["poisson"]
+    name: Optional[str] = None
+    #: A bundled CDF name (websearch, datamining, hadoop) or a file path (relative to the scenario).
+    cdf: str = "websearch"
+    load: NonNegFloat = 0.4
+    #: "host": fraction of each sender's host-link capacity; "uplink": utilization of a
+    #: leaf's uplinks, as the ABM code defines load.
+    load_definition: Literal["host", "uplink"] = "host"
+    destinations: Optional[Literal["inter_leaf", "all_to_all"]] = None
+    sources: Optional[List[Annotated[int, Field(ge=0)]]] = None
+    priority: Priority = 1
+    start_ms: NonNegFloat = 0.0
+
+
+class IncastWorkload(Section):
+    kind: Literal["incast"]
+    name: Optional[str] = None
+    request_bytes: Optional[Annotated[int, Field(gt=0)]] = None
+    request_fraction_of_buffer: Optional[PosFloat] = None
+    fan_in: Annotated[int, Field(ge=1)] = 16
+    queries_per_s_per_host: NonNegFloat = 2.0
+    requesters: Optional[List[Annotated[int, Field(ge=0)]]] = None
+    responders: Literal["other_leaf", "any"] = "other_leaf"
+    priority: Priority = 1
+    start_ms: NonNegFloat = 0.0
+
+
+class FlowEntry(Section):
+    src: Annotated[int, Field(ge=0)]
+    dst: Annotated[int, Field(ge=0)]
+    size_bytes: Annotated[int, Field(ge=1)]
+    start_s: Optional[NonNegFloat] = None
+    start_ms: Optional[NonNegFloat] = None
+    priority: Optional[Priority] = None
+
+
+class FlowsWorkload(Section):
+    kind: Literal["flows"]
+    name: Optional[str] = None
+    #: CSV or Parquet with columns id,src,dst,size_bytes,start_s[,priority], relative to the scenario.
+    file: Optional[str] = None
+    flows: Optional[List[FlowEntry]] = None
+    priority: Priority = 1
+
+
+class CbrEntry(Section):
+    src: Annotated[int, Field(ge=0)]
+    dst: Annotated[int, Field(ge=0)]
+    rate_gbps: PosFloat
+    start_ms: NonNegFloat = 0.0
+    stop_ms: NonNegFloat
+    priority: Optional[Priority] = None
+    packet_bytes: Optional[Annotated[int, Field(ge=1, le=65000)]] = None
+
+
+class CbrWorkload(Section):
+    kind: Literal["cbr"]
+    name: Optional[str] = None
+    flows: List[CbrEntry]
+    priority: Priority = 1
+
+
+Workload = Annotated[Union[PoissonWorkload, IncastWorkload, FlowsWorkload, CbrWorkload], Field(discriminator="kind")]
+
+
+class OutputSection(Section):
+    #: Sampling period of each switch's buffer occupancy (0: off).
+    buffer_sample_us: NonNegFloat = 100.0
+    #: Sampling period of every queue's occupancy (0 or omitted: off; it can be large).
+    queue_sample_us: NonNegFloat = 0.0
+
+
+class Scenario(Section):
+    seed: Annotated[int, Field(ge=0, lt=2**64)] = 1
+    #: Hard stop: the run ends here; unfinished flows are reported unfinished.
+    max_ms: PosFloat = 100.0
+    #: Workloads create no flow at or after this time (default: max_ms).
+    arrivals_until_ms: Optional[NonNegFloat] = None
+    name: Optional[str] = None
+    description: Optional[str] = None
+    topology: Topology
+    switch: SwitchSection = Field(default_factory=SwitchSection)
+    host: HostSection = Field(default_factory=HostSection)
+    transport: TransportSection = Field(default_factory=TransportSection)
+    workload: List[Workload] = Field(default_factory=list)
+    output: OutputSection = Field(default_factory=OutputSection)
+
+
+# ----------------------------------------------------------------------------- helpers
+def bps(gbps: float) -> int:
+    return int(round(gbps * 1e9))
+
+
+def us(x: float) -> int:
+    return int(round(x * PS_PER_US))
+
+
+def ms(x: float) -> int:
+    return int(round(x * PS_PER_MS))
+
+
+def _fmt_loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("leaf_spine", "star", "poisson", "incast", "flows", "cbr") and out.split(".")[-1].startswith(("topology", "workload")):
+            continue  # discriminator tag pydantic inserts into the path
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def format_validation_error(e: ValidationError) -> str:
+    lines = []
+    for err in e.errors():
+        loc = _fmt_loc(tuple(err["loc"]))
+        msg = err["msg"]
+        msg = msg.removeprefix("Value error, ")
+        if err["type"] == "union_tag_invalid":
+            msg = msg.replace("Input tag", "kind")
+        if "input" in err and err["type"] not in ("missing", "value_error", "union_tag_invalid") and not isinstance(err["input"], (dict, list)):
+            lines.append(f"{loc} = {err['input']!r}: {msg}")
+        else:
+            lines.append(f"{loc}: {msg}")
+    return "; ".join(lines)
+
+
+def parse_scenario(data: dict) -> Scenario:
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError(format_validation_error(e)) from None
+
+
+def bundled_scenarios() -> List[str]:
+    d = resources.files("sharebuf") / "scenarios"
+    return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
+
+
+def load_scenario(source: Union[str, Path, dict, None]) -> tuple[Scenario, Path, str]:
+    """Load a scenario from a TOML path, a bundled scenario name, or a dict.
+
+    Returns the validated scenario, the directory relative file names resolve against,
+    and a display name.
+    """
+    if source is None:
+        source = "default"
+    if isinstance(source, dict):
+        return parse_scenario(source), Path.cwd(), str(source.get("name", "scenario"))
+    p = Path(source)
+    if p.suffix == ".toml" or p.exists():
+        if not p.is_file():
+            raise ScenarioError(f"scenario '{source}': no such file (bundled scenarios: {', '.join(bundled_scenarios())})")
+        text = p.read_text()
+        base, name = p.resolve().parent, p.stem
+    else:
+        f = resources.files("sharebuf") / "scenarios" / f"{source}.toml"
+        if not f.is_file():
+            raise ScenarioError(f"scenario '{source}': not a file nor a bundled scenario; bundled: {', '.join(bundled_scenarios())}")
+        text, base, name = f.read_text(), Path.cwd(), str(source)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"scenario '{source}': invalid TOML: {e}") from None
+    sc = parse_scenario(data)
+    return sc, base, sc.name or name
+
+
+def read_cdf(ref: str, base: Path, key: str) -> List[tuple]:
+    if ref in BUNDLED_CDFS:
+        text = (resources.files("sharebuf") / "workloads" / f"{ref}.cdf").read_text()
+    else:
+        p = Path(ref)
+        if not p.is_absolute():
+            p = base / p
+        if not p.is_file():
+            raise ScenarioError(f"{key} = '{ref}': not a bundled CDF ({', '.join(BUNDLED_CDFS)}) nor a readable file")
+        text = p.read_text()
+    pts = []
+    for i, line in enumerate(text.splitlines()):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        parts = line.replace(",", " ").split()
+        try:
+            x, c = float(parts[0]), float(parts[-1])
+        except (ValueError, IndexError):
+            raise ScenarioError(f"{key} = '{ref}': line {i + 1} is not 'bytes cumulative_probability': {line!r}") from None
+        pts.append((x, c))
+    if len(pts) < 2 or abs(pts[-1][1] - 1.0) > 1e-9:
+        raise ScenarioError(f"{key} = '{ref}': a CDF needs >= 2 points ending at probability 1")
+    for (x0, c0), (x1, c1) in zip(pts, pts[1:]):
+        if x1 < x0 or c1 < c0:
+            raise ScenarioError(f"{key} = '{ref}': sizes and probabilities must be non-decreasing")
+    return pts
+
+
+def cdf_mean_bytes(pts: List[tuple]) -> float:
+    m = pts[0][0] * pts[0][1]
+    for (x0, c0), (x1, c1) in zip(pts, pts[1:]):
+        m += (c1 - c0) * (x0 + x1) / 2
+    return m
+
+
+def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
+    p = Path(ref)
+    if not p.is_absolute():
+        p = base / p
+    if not p.is_file():
+        raise ScenarioError(f"{key} = '{ref}': no such file")
+    if p.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(p).to_pylist()
+    else:
+        with p.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    need = {"src", "dst", "size_bytes", "start_s"}
+    if rows and not need <= set(rows[0]):
+        raise ScenarioError(f"{key} = '{ref}': columns {sorted(rows[0])} lack {sorted(need - set(rows[0]))}; expected id,src,dst,size_bytes,start_s[,priority]")
+    out = []
+    for i, r in enumerate(rows):
+        try:
+            out.append(dict(src=int(r["src"]), dst=int(r["dst"]), size_bytes=int(float(r["size_bytes"])), start_s=float(r["start_s"]),
+                            priority=None if r.get("priority") in (None, "") else int(r["priority"])))
+        except (TypeError, ValueError):
+            raise ScenarioError(f"{key} = '{ref}': row {i + 1} has a non-numeric value: {r}") from None
+        if out[-1]["size_bytes"] < 1 or out[-1]["start_s"] < 0 or out[-1]["src"] < 0 or out[-1]["dst"] < 0:
+            raise ScenarioError(f"{key} = '{ref}': row {i + 1}: size_bytes must be >= 1, start_s >= 0, hosts >= 0: {r}")
+    return out
+
+
+# ----------------------------------------------------------------------------- resolution
+def resolve(sc: Scenario, base: Path) -> dict:
+    """Turn a validated scenario into the engine spec (integer ps, bps, bytes)."""
+    from . import _core
+
+    topo = sc.topology
+    sw = sc.switch
+    if sw.bm.scheme not in _core.schemes():
+        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme; allowed: {', '.join(_core.schemes())}")
+    if sc.transport.cc not in _core.congestion_controls():
+        raise ScenarioError(f"transport.cc = '{sc.transport.cc}': unknown congestion control; allowed: {', '.join(_core.congestion_controls())}")
+    if (sw.buffer_bytes is None) == (sw.buffer_kb_per_port_per_gbps is None):
+        raise ScenarioError("switch: give exactly one of buffer_bytes or buffer_kb_per_port_per_gbps")
+    buffer_bytes = sw.buffer_bytes or int(sw.buffer_kb_per_port_per_gbps * 1024 * topo.leaf_port_gbps())
+    arrivals_ms = sc.max_ms if sc.arrivals_until_ms is None else sc.arrivals_until_ms
+    n_hosts = topo.n_hosts
+    t = sc.transport
+    host_bps = bps(topo.host_link_gbps)
+    unsched = t.unscheduled_bytes
+    if unsched is None:
+        unsched = int(host_bps * topo.max_base_rtt_us() * 1e-6 / 8)
+    ecn = sw.ecn_k_bytes
+    ecn = [] if ecn is None else ([ecn] if isinstance(ecn, int) else list(ecn))
+    bm_params = {k: v for k, v in (sw.bm.model_extra or {}).items()}
+    workloads = []
+    for i, w in enumerate(sc.workload):
+        key = f"workload[{i}]"
+        name = w.name or w.kind
+        if isinstance(w, PoissonWorkload):
+            pts = read_cdf(w.cdf, base, f"{key}.cdf")
+            mean = cdf_mean_bytes(pts)
+            dest = w.destinations or ("inter_leaf" if isinstance(topo, LeafSpine) and topo.leaves > 1 else "all_to_all")
+            if dest == "inter_leaf" and not (isinstance(topo, LeafSpine) and topo.leaves > 1):
+                raise ScenarioError(f"{key}.destinations = 'inter_leaf': needs a leaf_spine topology with >= 2 leaves; allowed here: all_to_all")
+            if w.load_definition == "host":
+                rate = w.load * host_bps / (8 * mean)
+            else:
+                if not isinstance(topo, LeafSpine):
+                    raise ScenarioError(f"{key}.load_definition = 'uplink': needs a leaf_spine topology; allowed here: host")
+                uplink_bps = topo.spines * topo.links_per_leaf_spine * bps(topo.fabric_gbps())
+                rate = w.load * uplink_bps / (8 * mean * topo.servers_per_leaf)
+            workloads.append(dict(kind="poisson", name=name, cdf=pts, rate_per_host_per_s=rate, destinations=dest,
+                                  sources=w.sources or [], priority=w.priority, start_ps=ms(w.start_ms)))
+        elif isinstance(w, IncastWorkload):
+            if (w.request_bytes is None) == (w.request_fraction_of_buffer is None):
+                raise ScenarioError(f"{key}: give exactly one of request_bytes or request_fraction_of_buffer")
+            req = w.request_bytes or int(w.request_fraction_of_buffer * buffer_bytes)
+            workloads.append(dict(kind="incast", name=name, request_bytes=req, fan_in=w.fan_in,
+                                  queries_per_s_per_host=w.queries_per_s_per_host, requesters=w.requesters or [],
+                                  responders=w.responders, priority=w.priority, start_ps=ms(w.start_ms)))
+        elif isinstance(w, FlowsWorkload):
+            if (w.file is None) == (w.flows is None):
+                raise ScenarioError(f"{key}: give exactly one of file or flows")
+            if w.file is not None:
+                rows = read_flow_file(w.file, base, f"{key}.file")
+            else:
+                rows = []
+                for j, f in enumerate(w.flows):
+                    if (f.start_s is None) == (f.start_ms is None):
+                        raise ScenarioError(f"{key}.flows[{j}]: give exactly one of start_s or start_ms")
+                    rows.append(dict(src=f.src, dst=f.dst, size_bytes=f.size_bytes,
+                                     start_s=f.start_s if f.start_s is not None else f.start_ms / 1e3, priority=f.priority))
+            flows = []
+            for j, r in enumerate(rows):
+                for side in ("src", "dst"):
+                    if r[side] >= n_hosts:
+                        raise ScenarioError(f"{key} flow {j}: {side} = {r[side]}: no such host; hosts are 0..{n_hosts - 1}")
+                if r["src"] == r["dst"]:
+                    raise ScenarioError(f"{key} flow {j}: src = dst = {r['src']}; a flow needs two different hosts")
+                flows.append(dict(src=r["src"], dst=r["dst"], size_bytes=r["size_bytes"], start_ps=int(round(r["start_s"] * PS_PER_S)),
+                                  priority=w.priority if r["priority"] is None else r["priority"]))
+            workloads.append(dict(kind="flows", name=name, flows=flows))
+        elif isinstance(w, CbrWorkload):
+            flows = []
+            for j, f in enumerate(w.flows):
+                for side in ("src", "dst"):
+                    if getattr(f, side) >= n_hosts:
+                        raise ScenarioError(f"{key}.flows[{j}].{side} = {getattr(f, side)}: no such host; hosts are 0..{n_hosts - 1}")
+                if f.stop_ms < f.start_ms:
+                    raise ScenarioError(f"{key}.flows[{j}].stop_ms = {f.stop_ms}: must be >= start_ms ({f.start_ms})")
+                flows.append(dict(src=f.src, dst=f.dst, rate_bps=bps(f.rate_gbps), start_ps=ms(f.start_ms), stop_ps=ms(f.stop_ms),
+                                  priority=w.priority if f.priority is None else f.priority,
+                                  packet_bytes=f.packet_bytes or (t.mss_bytes + t.header_bytes)))
+            workloads.append(dict(kind="cbr", name=name, flows=flows))
+    for i, w in enumerate(sc.workload):
+        for attr in ("sources", "requesters"):
+            for h in getattr(w, attr, None) or []:
+                if h >= n_hosts:
+                    raise ScenarioError(f"workload[{i}].{attr}: host {h} does not exist; hosts are 0..{n_hosts - 1}")
+    min_rto = us(t.min_rto_us)
+    nic_k = sc.host.nic_ecn_k_bytes
+    if nic_k == "switch":
+        nic_k = min(ecn) if ecn else None
+    elif nic_k == "none":
+        nic_k = None
+    return dict(
+        seed=sc.seed,
+        max_ps=ms(sc.max_ms),
+        arrivals_until_ps=ms(arrivals_ms),
+        topology=topo.engine(),
+        switch=dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
+                    drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
+                    bm=dict(scheme=sw.bm.scheme, params=bm_params)),
+        host=dict(nic_ecn_k_bytes=nic_k),
+        transport=dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
+                       init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
+                       initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
+                       delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
+                       ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
+                       max_rto_ps=us(t.max_rto_us)),
+        workloads=workloads,
+        output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
+    )
+
+
+def engine_spec_json(spec: dict) -> str:
+    return json.dumps(spec, separators=(",", ":"))
+
+
+__all__ = ["Scenario", "ScenarioError", "load_scenario", "resolve", "parse_scenario", "bundled_scenarios", "cdf_mean_bytes", "read_cdf"]
