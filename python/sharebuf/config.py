@@ -264,11 +264,15 @@ def ms(x: float) -> int:
 
 def _fmt_loc(loc: tuple) -> str:
     out = ""
-    for part in loc:
+    for i, part in enumerate(loc):
+        prev = loc[i - 1] if i else None
+        prev2 = loc[i - 2] if i > 1 else None
+        # pydantic puts the discriminator tag of a union into the path: drop it
+        is_tag = (prev == "topology") or (isinstance(prev, int) and prev2 == "workload")
+        if is_tag and part in ("leaf_spine", "star", "poisson", "incast", "flows", "cbr"):
+            continue
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("leaf_spine", "star", "poisson", "incast", "flows", "cbr") and out.split(".")[-1].startswith(("topology", "workload")):
-            continue  # discriminator tag pydantic inserts into the path
         else:
             out += ("." if out else "") + str(part)
     return out or "(top level)"

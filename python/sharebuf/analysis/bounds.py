@@ -38,12 +38,26 @@ def abm_max_priority_bytes(buffer_bytes: float, alpha: float) -> float:
     return B * a / (1.0 + a)
 
 
-def abm_drain_time_bound_s(buffer_bytes: float, alpha: float, link_gbps: float) -> float:
-    """ABM Theorem 3 (bounded drain time): Γ ≤ B·α_p / ((1 + α_p)·b). Also BSHARE Eq. 14."""
+def abm_drain_time_bound_s(buffer_bytes: float, alpha: float, link_gbps: float, mean_share: float = 1.0) -> float:
+    """ABM Theorem 3 (bounded drain time): Γ ≤ B·α_p / ((1 + α_p)·b). Also BSHARE Eq. 14.
+
+    The paper's proof uses Σ_i Σ_p ω_p^i ≥ α_p, which holds when every congested queue of
+    priority p has its whole port (γ = 1). In general the steady-state drain time of a queue of
+    priority p is α_p·(B − Q)/(n_p·b) with B − Q ≤ B/(1 + α_p·γ̄_p), γ̄_p the mean scheduler share
+    of the priority's congested queues, so
+
+        Γ ≤ B·α_p / ((1 + α_p·γ̄_p)·b),
+
+    which is Theorem 3 for ``mean_share`` = γ̄_p = 1 (the default) and can be up to (1 + α_p)
+    times larger when the priority's queues share their ports (γ̄_p < 1).
+    """
     B = check_positive("buffer_bytes", buffer_bytes)
     a = check_positive("alpha", alpha)
     b = gbps_to_bytes_per_s(check_positive("link_gbps", link_gbps))
-    return B * a / ((1.0 + a) * b)
+    g = check_positive("mean_share", mean_share)
+    if g > 1:
+        raise ValueError(f"mean_share={mean_share!r} must be in (0, 1]")
+    return B * a / ((1.0 + a * g) * b)
 
 
 def fb_max_occupancy_bytes(buffer_bytes: float, alphas: Mapping[int, float]) -> float:

@@ -152,7 +152,8 @@ def integrate_burst(
     R_end = B - float(q.sum())
     q0 = np.asarray(system.initial_bytes, dtype=float)
     R0 = B - float(q0.sum())
-    old = ~new & (q0 <= om * R0 + 1e-9 * B)
+    with np.errstate(invalid="ignore"):
+        old = ~new & (q0 <= om * R0 + 1e-9 * B)
     if cs:
         case = "cs"
     else:

@@ -177,6 +177,8 @@ def write_figure(panels: Sequence[Panel], out_dir: str | Path, stem: str, *, sup
         xl = "burst arrival rate (× port rate" + (f" = {link_gbps:g} Gbps)" if link_gbps else ")")
         ax.set_xlabel(xl)
         ax.set_ylabel("burst tolerance (MB)" if pan.metric == "queue" else "burst absorbed before first drop (MB)")
+        if pan.metric == "arrived":  # r·t1 grows like 1/(r − 1) near the line rate
+            ax.set_yscale("log")
         ax.set_title(pan.title)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
