@@ -62,7 +62,7 @@ impl Simulator {
         let sw = &spec.switch;
         let nq = sw.queues_per_port as usize;
         if nq == 0 || nq > 8 {
-            return Err(format!("[switch].queues_per_port = {nq}: allowed 1..=8"));
+            return Err(format!("switch.queues_per_port = {nq}: allowed 1..=8"));
         }
         let sched = match sw.scheduler.as_str() {
             "sp" => SchedKind::StrictPriority,
@@ -70,20 +70,20 @@ impl Simulator {
             "drr" => {
                 let w = if sw.drr_weights.is_empty() { vec![1; nq] } else { sw.drr_weights.clone() };
                 if w.len() != nq || w.contains(&0) {
-                    return Err(format!("[switch].drr_weights = {:?}: need {nq} weights (one per queue), each >= 1", sw.drr_weights));
+                    return Err(format!("switch.drr_weights = {:?}: need {nq} weights (one per queue), each >= 1", sw.drr_weights));
                 }
                 SchedKind::Drr(w)
             }
-            s => return Err(format!("[switch].scheduler = '{s}': allowed: sp, rr, drr")),
+            s => return Err(format!("switch.scheduler = '{s}': allowed: sp, rr, drr")),
         };
         let ecn_k: Vec<u64> = match sw.ecn_k_bytes.len() {
             0 => vec![u64::MAX; nq],
             1 => vec![sw.ecn_k_bytes[0]; nq],
             n if n == nq => sw.ecn_k_bytes.clone(),
-            n => return Err(format!("[switch].ecn_k_bytes: {n} values given; give one, or one per queue ({nq})")),
+            n => return Err(format!("switch.ecn_k_bytes: {n} values given; give one, or one per queue ({nq})")),
         };
         if sw.buffer_bytes == 0 {
-            return Err("[switch].buffer_bytes = 0: must be > 0".into());
+            return Err("switch.buffer_bytes = 0: must be > 0".into());
         }
         let max_rtt = (0..topo.n_hosts).map(|h| topo.base_rtt_ps(0, h)).max().unwrap_or(0);
         let mut ports: Vec<Port> = topo
@@ -106,7 +106,7 @@ impl Simulator {
             .collect();
         for (i, d) in topo.ports.iter().enumerate() {
             if d.rate_bps == 0 {
-                return Err(format!("[topology]: link rate of port {i} is 0; rates must be > 0"));
+                return Err(format!("topology: link rate of port {i} is 0; rates must be > 0"));
             }
         }
         let mut switches = Vec::new();
@@ -184,7 +184,7 @@ impl Simulator {
         for s in 0..sim.switches.len() {
             if let Some(dt) = sim.switches[s].bm.tick_interval_ps() {
                 if dt == 0 {
-                    return Err("[switch.bm]: the scheme's update interval is 0; it must be > 0".into());
+                    return Err("switch.bm: the scheme's update interval is 0; it must be > 0".into());
                 }
                 sim.ev.at(dt, Kind::BmTick, s as u32, 0);
             }

@@ -56,13 +56,13 @@ impl Topology {
         match *spec {
             TopologySpec::LeafSpine { leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps } => {
                 if leaves == 0 || spines == 0 || servers_per_leaf == 0 || links_per_leaf_spine == 0 {
-                    return Err("[topology]: leaves, spines, servers_per_leaf and links_per_leaf_spine must be >= 1".into());
+                    return Err("topology: leaves, spines, servers_per_leaf and links_per_leaf_spine must be >= 1".into());
                 }
                 Ok(leaf_spine(leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps))
             }
             TopologySpec::Star { hosts, link_bps, link_delay_ps } => {
                 if hosts < 2 {
-                    return Err(format!("[topology].hosts = {hosts}: a star needs at least 2 hosts"));
+                    return Err(format!("topology.hosts = {hosts}: a star needs at least 2 hosts"));
                 }
                 Ok(star(hosts, link_bps, link_delay_ps))
             }

@@ -198,13 +198,13 @@ pub fn build(name: &str, params: &Map<String, Value>, ctx: &BmContext) -> Result
     let b = SCHEMES
         .iter()
         .find(|s| s.0 == name)
-        .ok_or_else(|| format!("[switch.bm].scheme = '{name}': unknown scheme; allowed: {}", scheme_names().join(", ")))?;
-    (b.2)(&Params::new("[switch.bm]", params), ctx)
+        .ok_or_else(|| format!("switch.bm.scheme = '{name}': unknown scheme; allowed: {}", scheme_names().join(", ")))?;
+    (b.2)(&Params::new("switch.bm", params), ctx)
 }
 
 /// Validate alpha-like values: finite and positive.
 pub fn check_positive(key: &str, v: &[f64]) -> Result<(), String> {
-    crate::config::check_positive("[switch.bm]", key, v)
+    crate::config::check_positive("switch.bm", key, v)
 }
 
 #[cfg(test)]

@@ -25,9 +25,9 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     p.allow_only("dctcp", &["g", "initial_alpha"])?;
     let g = p.f64_or("g", 1.0 / 16.0)?;
     let a0 = p.f64_or("initial_alpha", 1.0)?;
-    check_positive("[transport.cc_params]", "g", &[g])?;
+    check_positive("transport.cc_params", "g", &[g])?;
     if g > 1.0 || !(0.0..=1.0).contains(&a0) {
-        return Err(format!("[transport.cc_params]: g = {g} and initial_alpha = {a0} must lie in (0, 1] and [0, 1]"));
+        return Err(format!("transport.cc_params: g = {g} and initial_alpha = {a0} must lie in (0, 1] and [0, 1]"));
     }
     Ok(Box::new(Dctcp::new(g, a0)))
 }

@@ -90,8 +90,8 @@ pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Congesti
     let b = ALGORITHMS
         .iter()
         .find(|a| a.0 == name)
-        .ok_or_else(|| format!("[transport].cc = '{name}': unknown congestion control; allowed: {}", names().join(", ")))?;
-    (b.2)(&Params::new("[transport.cc_params]", params))
+        .ok_or_else(|| format!("transport.cc = '{name}': unknown congestion control; allowed: {}", names().join(", ")))?;
+    (b.2)(&Params::new("transport.cc_params", params))
 }
 
 /// Standard window growth (RFC 5681 with appropriate byte counting): slow start below

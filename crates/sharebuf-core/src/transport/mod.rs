@@ -33,16 +33,16 @@ pub struct TransportCfg {
 impl TransportCfg {
     pub fn from_spec(t: &TransportSpec) -> Result<Self, String> {
         if t.mss_bytes == 0 || t.mss_bytes > 65_000 {
-            return Err(format!("[transport].mss_bytes = {}: must be in 1..=65000", t.mss_bytes));
+            return Err(format!("transport.mss_bytes = {}: must be in 1..=65000", t.mss_bytes));
         }
         if t.init_cwnd_packets == 0 {
-            return Err("[transport].init_cwnd_packets = 0: must be >= 1".into());
+            return Err("transport.init_cwnd_packets = 0: must be >= 1".into());
         }
         if t.delayed_ack_packets == 0 {
-            return Err("[transport].delayed_ack_packets = 0: must be >= 1".into());
+            return Err("transport.delayed_ack_packets = 0: must be >= 1".into());
         }
         if t.min_rto_ps == 0 {
-            return Err("[transport].min_rto_us = 0: must be > 0".into());
+            return Err("transport.min_rto_us = 0: must be > 0".into());
         }
         Ok(TransportCfg {
             mss_bytes: t.mss_bytes as u64,

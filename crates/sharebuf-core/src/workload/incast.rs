@@ -21,7 +21,7 @@ impl std::str::FromStr for Responders {
         match s {
             "other_leaf" => Ok(Responders::OtherLeaf),
             "any" => Ok(Responders::Any),
-            _ => Err(format!("[[workload]].responders = '{s}': allowed: other_leaf, any")),
+            _ => Err(format!("workload.responders = '{s}': allowed: other_leaf, any")),
         }
     }
 }
@@ -39,10 +39,10 @@ pub struct Incast {
 impl Incast {
     pub fn generate<R: Rng>(&self, topo: &Topology, until: Time, wi: u16, rng: &mut R, flows: &mut Vec<FlowDesc>, queries: &mut Vec<QueryDesc>) -> Result<(), String> {
         if !(self.queries_per_s_per_host.is_finite() && self.queries_per_s_per_host >= 0.0) {
-            return Err(format!("[[workload]].queries_per_s_per_host = {}: must be >= 0", self.queries_per_s_per_host));
+            return Err(format!("workload.queries_per_s_per_host = {}: must be >= 0", self.queries_per_s_per_host));
         }
         if self.fan_in == 0 {
-            return Err("[[workload]].fan_in = 0: must be >= 1".into());
+            return Err("workload.fan_in = 0: must be >= 1".into());
         }
         if self.queries_per_s_per_host == 0.0 {
             return Ok(());
@@ -53,7 +53,7 @@ impl Incast {
         for &r in &requesters {
             let mut cands = candidates(topo, r, other_leaf);
             if (self.fan_in as usize) > cands.len() {
-                return Err(format!("[[workload]].fan_in = {}: host {r} has only {} possible responders", self.fan_in, cands.len()));
+                return Err(format!("workload.fan_in = {}: host {r} has only {} possible responders", self.fan_in, cands.len()));
             }
             let mut t = self.start_ps + exp_ps(rng, self.queries_per_s_per_host);
             while t < until {

@@ -1,4 +1,4 @@
-//! Workload generators: they turn `[[workload]]` specs into flows, incast queries and
+//! Workload generators: they turn `workload` specs into flows, incast queries and
 //! constant-rate senders before the run starts. Each generator draws from its own RNG
 //! stream (seeded from the scenario seed and the workload's index), so adding a generator
 //! never changes another one's draws.
@@ -69,9 +69,9 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
         match w {
             WorkloadSpec::Poisson { name, cdf, rate_per_host_per_s, destinations, sources, priority, start_ps } => {
                 g.names.push(name.clone());
-                let c = cdf::Cdf::new(cdf).map_err(|e| format!("[[workload]] {i} ({name}).cdf: {e}"))?;
+                let c = cdf::Cdf::new(cdf).map_err(|e| format!("workload {i} ({name}).cdf: {e}"))?;
                 for &s in sources {
-                    check_host(topo, &format!("[[workload]] {i} ({name}).sources"), s)?;
+                    check_host(topo, &format!("workload {i} ({name}).sources"), s)?;
                 }
                 let p = poisson::Poisson { cdf: c, rate_per_host_per_s: *rate_per_host_per_s, destinations: destinations.parse()?, sources: sources.clone(), priority: *priority, start_ps: *start_ps };
                 p.generate(topo, until, wi, default_handshake, &mut rng, &mut g.flows)?;
@@ -79,7 +79,7 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
             WorkloadSpec::Incast { name, request_bytes, fan_in, queries_per_s_per_host, requesters, responders, priority, start_ps } => {
                 g.names.push(name.clone());
                 for &s in requesters {
-                    check_host(topo, &format!("[[workload]] {i} ({name}).requesters"), s)?;
+                    check_host(topo, &format!("workload {i} ({name}).requesters"), s)?;
                 }
                 let inc = incast::Incast { request_bytes: *request_bytes, fan_in: *fan_in, queries_per_s_per_host: *queries_per_s_per_host, requesters: requesters.clone(), responders: responders.parse()?, priority: *priority, start_ps: *start_ps };
                 inc.generate(topo, until, wi, &mut rng, &mut g.flows, &mut g.queries)?;
@@ -87,10 +87,10 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
             WorkloadSpec::Flows { name, flows } => {
                 g.names.push(name.clone());
                 for (k, f) in flows.iter().enumerate() {
-                    check_host(topo, &format!("[[workload]] {i} ({name}) flow {k}: src"), f.src)?;
-                    check_host(topo, &format!("[[workload]] {i} ({name}) flow {k}: dst"), f.dst)?;
+                    check_host(topo, &format!("workload {i} ({name}) flow {k}: src"), f.src)?;
+                    check_host(topo, &format!("workload {i} ({name}) flow {k}: dst"), f.dst)?;
                     if f.src == f.dst {
-                        return Err(format!("[[workload]] {i} ({name}) flow {k}: src = dst = {}; a flow needs two hosts", f.src));
+                        return Err(format!("workload {i} ({name}) flow {k}: src = dst = {}; a flow needs two hosts", f.src));
                     }
                     g.flows.push(FlowDesc { src: f.src, dst: f.dst, size_bytes: f.size_bytes, start_ps: f.start_ps, priority: f.priority, workload: wi, query: -1, handshake: default_handshake });
                 }
@@ -98,10 +98,10 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
             WorkloadSpec::Cbr { name, flows } => {
                 g.names.push(name.clone());
                 for (k, f) in flows.iter().enumerate() {
-                    check_host(topo, &format!("[[workload]] {i} ({name}) flow {k}: src"), f.src)?;
-                    check_host(topo, &format!("[[workload]] {i} ({name}) flow {k}: dst"), f.dst)?;
+                    check_host(topo, &format!("workload {i} ({name}) flow {k}: src"), f.src)?;
+                    check_host(topo, &format!("workload {i} ({name}) flow {k}: dst"), f.dst)?;
                     if f.rate_bps == 0 || f.packet_bytes == 0 {
-                        return Err(format!("[[workload]] {i} ({name}) flow {k}: rate_gbps and packet_bytes must be > 0"));
+                        return Err(format!("workload {i} ({name}) flow {k}: rate_gbps and packet_bytes must be > 0"));
                     }
                     g.cbr.push((f.clone(), wi));
                 }
@@ -126,7 +126,7 @@ impl std::str::FromStr for Destinations {
         match s {
             "inter_leaf" => Ok(Destinations::InterLeaf),
             "all_to_all" => Ok(Destinations::AllToAll),
-            _ => Err(format!("[[workload]].destinations = '{s}': allowed: inter_leaf, all_to_all")),
+            _ => Err(format!("workload.destinations = '{s}': allowed: inter_leaf, all_to_all")),
         }
     }
 }

@@ -20,13 +20,13 @@ pub struct Poisson {
 impl Poisson {
     pub fn generate<R: Rng>(&self, topo: &Topology, until: Time, wi: u16, handshake: bool, rng: &mut R, out: &mut Vec<FlowDesc>) -> Result<(), String> {
         if !(self.rate_per_host_per_s.is_finite() && self.rate_per_host_per_s >= 0.0) {
-            return Err(format!("[[workload]] poisson: flow rate {} per host per second is not allowed (load must be >= 0)", self.rate_per_host_per_s));
+            return Err(format!("workload poisson: flow rate {} per host per second is not allowed (load must be >= 0)", self.rate_per_host_per_s));
         }
         if self.rate_per_host_per_s == 0.0 {
             return Ok(());
         }
         if self.destinations == Destinations::InterLeaf && topo.n_leaves < 2 {
-            return Err("[[workload]].destinations = 'inter_leaf' needs a topology with at least 2 leaves; use 'all_to_all'".into());
+            return Err("workload.destinations = 'inter_leaf' needs a topology with at least 2 leaves; use 'all_to_all'".into());
         }
         let sources: Vec<u32> = if self.sources.is_empty() { (0..topo.n_hosts).collect() } else { self.sources.clone() };
         for &src in &sources {
