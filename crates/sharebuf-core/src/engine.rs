@@ -96,9 +96,30 @@ impl Ord for Event {
     }
 }
 
-/// Min-queue of events with FIFO tie-breaking.
+/// Width of one calendar window: 2^22 ps (about 4.2 µs).
+const WINDOW_BITS: u32 = 22;
+/// Number of calendar windows: 1024 (a horizon of about 4.3 ms).
+const RING: usize = 1024;
+
+/// Min-queue of events with FIFO tie-breaking: a calendar queue.
+///
+/// Time is cut into windows of 2^22 ps. Events of the current window sit in a small binary
+/// heap ordered by (time, insertion sequence); events of the next 1023 windows are appended
+/// unsorted to their window's bucket; later events (timers, future flow starts) wait in an
+/// overflow heap. When the current window empties, the next non-empty window (found with a
+/// bitmap) is heapified. The order is exactly (time, seq), like a single binary heap, but the
+/// heap that does the work holds only about one window of events and stays in L1 cache.
 pub struct EventQueue {
-    heap: BinaryHeap<Event>,
+    current: BinaryHeap<Event>,
+    /// First time after the current window.
+    cur_end: Time,
+    /// Window number of the current window.
+    cur_window: u64,
+    ring: Vec<Vec<Event>>,
+    /// Bit i set iff ring bucket i is non-empty.
+    occupied: Vec<u64>,
+    overflow: BinaryHeap<Event>,
+    len: usize,
     next_seq: u64,
     pub now: Time,
     pub processed: u64,
@@ -112,7 +133,18 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1 << 16), next_seq: 0, now: 0, processed: 0 }
+        EventQueue {
+            current: BinaryHeap::with_capacity(256),
+            cur_end: 1 << WINDOW_BITS,
+            cur_window: 0,
+            ring: (0..RING).map(|_| Vec::new()).collect(),
+            occupied: vec![0; RING / 64],
+            overflow: BinaryHeap::with_capacity(1024),
+            len: 0,
+            next_seq: 0,
+            now: 0,
+            processed: 0,
+        }
     }
 
     /// Schedule `kind` at absolute time `t` (never in the past).
@@ -122,7 +154,20 @@ impl EventQueue {
         // The insertion counter sits above the kind byte, so ordering by seq is insertion order.
         let seq = (self.next_seq << 8) | kind as u64;
         self.next_seq += 1;
-        self.heap.push(Event { time: t, seq, a, b });
+        let e = Event { time: t, seq, a, b };
+        self.len += 1;
+        if t < self.cur_end {
+            self.current.push(e);
+            return;
+        }
+        let w = t >> WINDOW_BITS;
+        if w - self.cur_window < RING as u64 {
+            let i = (w as usize) & (RING - 1);
+            self.ring[i].push(e);
+            self.occupied[i >> 6] |= 1 << (i & 63);
+        } else {
+            self.overflow.push(e);
+        }
     }
 
     /// Schedule `kind` after `dt` from now.
@@ -131,25 +176,90 @@ impl EventQueue {
         self.at(self.now + dt, kind, a, b)
     }
 
+    /// Window number of the next non-empty ring bucket after the current window.
+    fn next_ring_window(&self) -> Option<u64> {
+        let start = ((self.cur_window + 1) as usize) & (RING - 1);
+        // Scan the bitmap circularly from `start`.
+        let words = RING / 64;
+        for k in 0..=words {
+            let wi = ((start >> 6) + k) % words;
+            let mut bits = self.occupied[wi];
+            if k == 0 {
+                bits &= !0u64 << (start & 63);
+            }
+            if k == words {
+                bits &= (1u64 << (start & 63)).wrapping_sub(1);
+            }
+            if bits != 0 {
+                let i = wi * 64 + bits.trailing_zeros() as usize;
+                let dist = (i + RING - start) % RING;
+                return Some(self.cur_window + 1 + dist as u64);
+            }
+        }
+        None
+    }
+
+    /// Make the current heap hold the earliest events; false if there are none.
+    fn advance(&mut self) -> bool {
+        while self.current.is_empty() {
+            let ring_w = self.next_ring_window();
+            let over_w = self.overflow.peek().map(|e| e.time >> WINDOW_BITS);
+            let w = match (ring_w, over_w) {
+                (None, None) => return false,
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            self.cur_window = w;
+            self.cur_end = (w + 1) << WINDOW_BITS;
+            let i = (w as usize) & (RING - 1);
+            if ring_w == Some(w) {
+                let mut v = std::mem::take(&mut self.ring[i]);
+                self.occupied[i >> 6] &= !(1 << (i & 63));
+                self.current.extend(v.drain(..));
+                self.ring[i] = v;
+            }
+            while let Some(e) = self.overflow.peek() {
+                if e.time >= self.cur_end {
+                    break;
+                }
+                let e = self.overflow.pop().unwrap();
+                self.current.push(e);
+            }
+            // Overflow events that now fall inside the horizon stay in the overflow heap;
+            // they are pulled in when their window comes.
+        }
+        true
+    }
+
+    /// Remove and return the earliest event, advancing `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let e = self.heap.pop()?;
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        let e = self.current.pop().unwrap();
+        self.len -= 1;
         self.now = e.time;
         self.processed += 1;
         Some(e)
     }
 
+    /// Time of the earliest event.
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.current.peek().map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -166,6 +276,42 @@ mod tests {
         q.at(10, Kind::Pace, 4, 0);
         let order: Vec<(Time, Kind, u32)> = std::iter::from_fn(|| q.pop().map(|e| (e.time, e.kind(), e.a))).collect();
         assert_eq!(order, vec![(5, Kind::TxDone, 2), (10, Kind::Rto, 1), (10, Kind::Arrive, 3), (10, Kind::Pace, 4)]);
+    }
+
+    #[test]
+    fn calendar_pops_in_time_then_insertion_order() {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Time, u64, u32)> = Vec::new();
+        let mut popped = Vec::new();
+        let mut id = 0u32;
+        for _ in 0..20_000 {
+            if r.gen_bool(0.55) || q.is_empty() {
+                // Many ties (a coarse grid near now), some far beyond the calendar horizon.
+                let t = q.now + if r.gen_bool(0.05) { r.gen_range(0..20_000_000_000u64) } else { r.gen_range(0..50u64) * 100_000 };
+                q.at(t, Kind::Arrive, id, 0);
+                reference.push((t, id as u64, id));
+                id += 1;
+            } else {
+                let e = q.pop().unwrap();
+                popped.push((e.time, e.a));
+            }
+        }
+        while let Some(e) = q.pop() {
+            popped.push((e.time, e.a));
+        }
+        let mut times: Vec<Time> = popped.iter().map(|p| p.0).collect();
+        let sorted = { let mut s = times.clone(); s.sort(); s };
+        assert_eq!(times, sorted, "pop order must be non-decreasing in time");
+        // FIFO among equal times.
+        for w in popped.windows(2) {
+            if w[0].0 == w[1].0 {
+                assert!(w[0].1 < w[1].1, "ties must pop in insertion order");
+            }
+        }
+        times.dedup();
+        assert_eq!(popped.len(), reference.len());
     }
 
     #[test]

@@ -101,6 +101,8 @@ impl Simulator {
                 txdone_at: 0,
                 tx_bytes: 0,
                 nic_bytes: 0,
+                queued_pkts: 0,
+                ps_per_byte: if (8 * crate::engine::PS_PER_S) % d.rate_bps == 0 { 8 * crate::engine::PS_PER_S / d.rate_bps } else { 0 },
                 sched: SchedState::default(),
             })
             .collect();
@@ -211,7 +213,7 @@ impl Simulator {
                 self.ev.now = self.max_ps;
                 break;
             }
-            let e = self.ev.pop().unwrap();
+            let e = self.ev.pop().expect("peeked");
             self.events_by_kind[e.kind() as usize] += 1;
             match e.kind() {
                 Kind::Arrive => self.arrive(e.a, e.b),
@@ -267,7 +269,7 @@ impl Simulator {
         let now = self.ev.now;
         let p = *self.pool.get(id);
         let sw = &mut self.switches[s];
-        let local = sw.routes.choose(p.dst, ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, s as u32));
+        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, s as u32));
         let qr = sw.qref(local, p.prio);
         let size = p.size_bytes as u64;
         loop {
@@ -281,6 +283,7 @@ impl Simulator {
                     let vg = sw.ports[victim.port] as usize;
                     match self.ports[vg].queues[victim.queue].pop_back() {
                         Some(vid) => {
+                            self.ports[vg].queued_pkts -= 1;
                             let vsize = self.pool.get(vid).size_bytes as u64;
                             sw.buf.on_dequeue(victim, vsize, false);
                             let vsize = self.pool.get(vid).size_bytes as u64;
@@ -314,7 +317,7 @@ impl Simulator {
         sw.bm.on_enqueue(&sw.buf, qr, &p, now);
         *self.pool.get_mut(id) = p;
         let g = sw.ports[local] as usize;
-        self.ports[g].queues[qr.queue].push_back(id);
+        self.ports[g].push(qr.queue, id);
         self.kick(g);
     }
 
@@ -333,7 +336,7 @@ impl Simulator {
         let Some(id) = self.dequeue(g) else { return };
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
-        let t = tx_time_ps(size, port.rate_bps);
+        let t = port.tx_time_ps(size);
         port.busy_until = now + t;
         port.tx_bytes += size;
         let (peer, delay) = (port.peer, port.delay_ps);
@@ -349,6 +352,7 @@ impl Simulator {
         let port = &mut self.ports[g];
         if port.is_host() {
             let id = port.queues[0].pop_front()?;
+            port.queued_pkts -= 1;
             port.nic_bytes -= self.pool.get(id).size_bytes as u64;
             return Some(id);
         }
@@ -358,6 +362,7 @@ impl Simulator {
             let pool = &self.pool;
             let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
             let id = port.queues[q].pop_front().unwrap();
+            port.queued_pkts -= 1;
             let qr = QueueRef { port: local, queue: q };
             let pkt = *self.pool.get(id);
             sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
@@ -400,7 +405,7 @@ impl Simulator {
                     *dst = *src;
                 }
             }
-            self.ports[h as usize].queues[0].push_back(id);
+            self.ports[h as usize].push(0, id);
             self.kick(h as usize);
         }
         self.out = out;

@@ -30,12 +30,13 @@ impl SchedState {
         match kind {
             SchedKind::StrictPriority => (0..n).find(|&q| !queues[q].is_empty()),
             SchedKind::RoundRobin => {
-                for k in 0..n {
-                    let q = (self.next + k) % n;
+                let mut q = self.next;
+                for _ in 0..n {
                     if !queues[q].is_empty() {
-                        self.next = (q + 1) % n;
+                        self.next = if q + 1 == n { 0 } else { q + 1 };
                         return Some(q);
                     }
+                    q = if q + 1 == n { 0 } else { q + 1 };
                 }
                 None
             }
@@ -95,6 +96,10 @@ pub struct Port {
     pub tx_bytes: u64,
     /// Bytes queued at a host NIC (switch ports use the switch's BufferState).
     pub nic_bytes: u64,
+    /// Packets queued over all queues of this port.
+    pub queued_pkts: u32,
+    /// Serialization time per byte when the rate divides 8e12 exactly (0: compute).
+    pub ps_per_byte: u64,
     pub sched: SchedState,
 }
 
@@ -103,8 +108,25 @@ impl Port {
         self.switch == u32::MAX
     }
 
+    #[inline]
     pub fn has_queued(&self) -> bool {
-        self.queues.iter().any(|q| !q.is_empty())
+        self.queued_pkts > 0
+    }
+
+    /// Serialization time of `bytes` on this port.
+    #[inline]
+    pub fn tx_time_ps(&self, bytes: u64) -> u64 {
+        if self.ps_per_byte != 0 {
+            bytes * self.ps_per_byte
+        } else {
+            crate::engine::tx_time_ps(bytes, self.rate_bps)
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, queue: usize, id: u32) {
+        self.queues[queue].push_back(id);
+        self.queued_pkts += 1;
     }
 }
 
@@ -154,7 +176,7 @@ mod tests {
     use super::*;
 
     fn port(nq: usize) -> Port {
-        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, sched: SchedState::default() }
+        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, ps_per_byte: 0, sched: SchedState::default() }
     }
 
     #[test]

@@ -26,8 +26,21 @@ pub struct RouteTable {
 
 impl RouteTable {
     #[inline]
+    /// Next hop towards `dst`; `hash()` is only evaluated when there is a choice.
+    pub fn choose_with(&self, dst: u32, hash: impl FnOnce() -> u64) -> usize {
+        let (first, count) = self.span[dst as usize];
+        if count == 1 {
+            return self.cands[first as usize] as usize;
+        }
+        self.cands[(first + (hash() % count as u64) as u32) as usize] as usize
+    }
+
+    #[inline]
     pub fn choose(&self, dst: u32, hash: u64) -> usize {
         let (first, count) = self.span[dst as usize];
+        if count == 1 {
+            return self.cands[first as usize] as usize;
+        }
         self.cands[(first + (hash % count as u64) as u32) as usize] as usize
     }
 }
