@@ -90,6 +90,17 @@ impl BufferState {
         self.queue_bytes[port * self.n_queues..(port + 1) * self.n_queues].iter().sum()
     }
 
+    /// Queues of priority `prio` (over all ports) holding at least `min_bytes`: the "hard"
+    /// congested-queue count (e.g. ABM's paper definition with `min_bytes` = 0.9·T).
+    pub fn congested_queues(&self, prio: usize, min_bytes: u64) -> usize {
+        (0..self.n_ports).filter(|&p| self.queue_bytes[p * self.n_queues + prio] >= min_bytes.max(1)).count()
+    }
+
+    /// ABM code's soft count: Σ over ports of min(1, q / sat_bytes) for priority `prio`.
+    pub fn soft_congested_queues(&self, prio: usize, sat_bytes: u64) -> f64 {
+        (0..self.n_ports).map(|p| (self.queue_bytes[p * self.n_queues + prio] as f64 / sat_bytes as f64).min(1.0)).sum()
+    }
+
     /// The queue's share of its port under the scheduler, given the current backlog
     /// (γ in FB Eq. 3). A queue counts as backlogged if it holds bytes; the queue itself
     /// always counts, so an empty queue gets the share it would have with one packet.
@@ -217,5 +228,26 @@ pub(crate) mod testutil {
 
     pub fn pkt(size: u32, prio: u8) -> Packet {
         Packet { size_bytes: size, prio, ..Default::default() }
+    }
+
+    #[test]
+    fn congested_counts_and_scheduler_shares() {
+        let mut st = BufferState::new(1_000_000, vec![10_000_000_000; 3], 2, SchedKind::Drr(vec![1, 3]));
+        st.on_enqueue(QueueRef { port: 0, queue: 1 }, 28_000);
+        st.on_enqueue(QueueRef { port: 1, queue: 1 }, 7_000);
+        st.on_enqueue(QueueRef { port: 1, queue: 0 }, 1_500);
+        assert_eq!(st.congested_queues(1, 10_000), 1);
+        assert_eq!(st.congested_queues(1, 1), 2);
+        assert!((st.soft_congested_queues(1, 28_000) - 1.25).abs() < 1e-12);
+        assert_eq!(st.prio_bytes, vec![1_500, 35_000]);
+        assert_eq!(st.remaining_bytes(), 1_000_000 - 36_500);
+        // DRR weights 1:3 with both queues of port 1 backlogged.
+        assert!((st.sched_share(QueueRef { port: 1, queue: 1 }) - 0.75).abs() < 1e-12);
+        // Alone on port 0, queue 1 gets the whole port.
+        assert_eq!(st.sched_share(QueueRef { port: 0, queue: 1 }), 1.0);
+        st.sched = SchedKind::StrictPriority;
+        assert_eq!(st.sched_share(QueueRef { port: 1, queue: 1 }), 0.0);
+        st.sched = SchedKind::RoundRobin;
+        assert_eq!(st.sched_share(QueueRef { port: 1, queue: 1 }), 0.5);
     }
 }
