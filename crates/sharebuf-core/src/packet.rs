@@ -72,6 +72,19 @@ impl Packet {
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }
+
+    /// A key unique to this packet's flow and direction (TCP data vs its ACKs, and CBR
+    /// flows, which have their own id space), for per-flow state in switches (FAB, IB, FB).
+    #[inline]
+    pub fn flow_key(&self) -> u64 {
+        (self.flow as u64) | ((self.has(flags::CBR) as u64) << 32) | ((self.dst as u64) << 33)
+    }
+
+    /// Pure control packet (ACK, SYN, SYN-ACK): no payload.
+    #[inline]
+    pub fn is_control(&self) -> bool {
+        self.payload_bytes == 0
+    }
 }
 
 /// A free-list pool of packets; ids are `u32` indices.

@@ -118,7 +118,7 @@ impl Simulator {
                 ports[g as usize].switch = s as u32;
                 ports[g as usize].local = l as u16;
             }
-            let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt };
+            let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s };
             let bmgr = bm::build(&sw.bm.scheme, &sw.bm.params, &ctx)?;
             switches.push(Switch {
                 node: topo.switch_node(s as u32),

@@ -52,7 +52,7 @@ mod tests {
     #[test]
     fn threshold_equals_alpha_times_remaining() {
         let params = json!({"alpha": [1.0, 0.5]}).as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 2, port_rate_bps: &[1; 4], base_rtt_ps: 0 };
+        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 2, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0 };
         let mut bm = build(&Params::new("switch.bm", &params), &ctx).unwrap();
         let mut st = state(100_000, 4, 2);
         st.on_enqueue(QueueRef { port: 0, queue: 1 }, 30_000);
@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn wrong_alpha_count_names_the_key() {
         let params = json!({"alpha": [1.0, 0.5, 0.25]}).as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0 };
         let e = build(&Params::new("switch.bm", &params), &ctx).err().unwrap();
         assert!(e.contains("switch.bm.alpha") && e.contains("expected 2"), "{e}");
         let params = json!({"alpha": -1.0}).as_object().unwrap().clone();

@@ -5,9 +5,17 @@
 //! dequeue (CBM/BSHARE drop stale packets), and may run a periodic tick (FBA, ABM's
 //! snapshots, IB's AFD window). It sees the whole [`BufferState`] of its switch.
 
+pub mod abm;
+pub mod abm_approx;
+pub mod bshare;
+pub mod cbm;
 pub mod cp;
 pub mod cs;
 pub mod dt;
+pub mod fab;
+pub mod fb;
+pub mod fba;
+pub mod ib;
 
 use crate::engine::Time;
 use crate::packet::Packet;
@@ -190,6 +198,11 @@ pub struct BmContext<'a> {
     pub port_rate_bps: &'a [u64],
     /// Largest base RTT in the network (a natural update interval).
     pub base_rtt_ps: Time,
+    /// Seed for the scheme's own random draws (derived from the scenario seed and the
+    /// switch index), so randomized schemes stay deterministic.
+    pub seed: u64,
+    /// Index of the switch this scheme instance runs on.
+    pub switch_index: usize,
 }
 
 type Builder = fn(&Params, &BmContext) -> Result<Box<dyn BufferManager>, String>;
@@ -199,6 +212,14 @@ pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("cs", "Complete Sharing: admit while the pool has room", cs::build),
     ("cp", "Complete Partitioning: a static equal share of the buffer per queue", cp::build),
     ("dt", "Dynamic Thresholds: T = alpha_q * (B - Q(t)) (Choudhury & Hahne)", dt::build),
+    ("fab", "FAB: DT with a per-packet alpha chosen by the age of its flow", fab::build),
+    ("ib", "Cisco Intelligent Buffer: DT + approximate fair drop + dynamic packet prioritization", ib::build),
+    ("fb", "FB: T = alpha_c * (1/N_p) * gamma * (B - Q(t))", fb::build),
+    ("fba", "FBA: DT whose alpha is reset every period to alpha_c * gamma / N_p", fba::build),
+    ("abm", "ABM: T = alpha_p * (1/n_p) * (mu/b) * (B - Q(t))", abm::build),
+    ("abm_approx", "ABM approximated by DT with alpha reconfigured every interval", abm_approx::build),
+    ("cbm", "CBM: complete sharing + drop at dequeue when the sojourn time exceeds a dynamic bound", cbm::build),
+    ("bshare", "BSHARE: queuing-delay-driven buffer sharing (Algorithm 1)", bshare::build),
 ];
 
 pub fn scheme_names() -> Vec<&'static str> {

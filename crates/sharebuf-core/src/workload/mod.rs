@@ -45,12 +45,17 @@ pub struct Generated {
     pub names: Vec<String>,
 }
 
-/// The RNG stream of workload `index` (SplitMix-style mix of seed and index).
-pub fn stream(seed: u64, index: u64) -> Xoshiro256PlusPlus {
+/// A seed for stream `index` of the scenario seed (SplitMix64 mix of both).
+pub fn stream_seed(seed: u64, index: u64) -> u64 {
     let mut z = seed ^ index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))
+    z ^ (z >> 31)
+}
+
+/// The RNG stream of workload `index`.
+pub fn stream(seed: u64, index: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(stream_seed(seed, index))
 }
 
 fn check_host(topo: &Topology, what: &str, h: u32) -> Result<(), String> {

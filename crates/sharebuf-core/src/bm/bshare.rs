@@ -1,0 +1,7 @@
+//! Placeholder: the 'bshare' scheme is being implemented (issue 4). Replace this whole file.
+
+use super::{BmContext, BufferManager, Params};
+
+pub fn build(_p: &Params, _ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+    Err("switch.bm.scheme = 'bshare': not implemented yet".into())
+}
