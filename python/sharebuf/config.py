@@ -160,7 +160,15 @@ class TransportSection(Section):
 
 
 # ----------------------------------------------------------------------------- workloads
-class PoissonWorkload(Section):
+class CcChoice(Section):
+    """Per-workload (per-class) congestion control, overriding ``[transport].cc``."""
+
+    #: Congestion control of this workload's flows (default: ``[transport].cc``).
+    cc: Optional[str] = None
+    cc_params: Dict[str, Any] = Field(default_factory=dict)
+
+
+class PoissonWorkload(CcChoice):
     kind: Literal["poisson"]
     name: Optional[str] = None
     #: A bundled CDF name (websearch, datamining, hadoop) or a file path (relative to the scenario).
@@ -175,7 +183,7 @@ class PoissonWorkload(Section):
     start_ms: NonNegFloat = 0.0
 
 
-class IncastWorkload(Section):
+class IncastWorkload(CcChoice):
     kind: Literal["incast"]
     name: Optional[str] = None
     request_bytes: Optional[Annotated[int, Field(gt=0)]] = None
@@ -197,7 +205,7 @@ class FlowEntry(Section):
     priority: Optional[Priority] = None
 
 
-class FlowsWorkload(Section):
+class FlowsWorkload(CcChoice):
     kind: Literal["flows"]
     name: Optional[str] = None
     #: CSV or Parquet with columns id,src,dst,size_bytes,start_s[,priority], relative to the scenario.
@@ -423,9 +431,17 @@ def resolve(sc: Scenario, base: Path) -> dict:
     ecn = [] if ecn is None else ([ecn] if isinstance(ecn, int) else list(ecn))
     bm_params = {k: v for k, v in (sw.bm.model_extra or {}).items()}
     workloads = []
+    ccs = _core.congestion_controls()
     for i, w in enumerate(sc.workload):
         key = f"workload[{i}]"
         name = w.name or w.kind
+        cc = None
+        if getattr(w, "cc", None) is not None:
+            if w.cc not in ccs:
+                raise ScenarioError(f"{key}.cc = '{w.cc}': unknown congestion control; allowed: {', '.join(ccs)}")
+            cc = dict(name=w.cc, params=w.cc_params)
+        elif getattr(w, "cc_params", None):
+            raise ScenarioError(f"{key}.cc_params: given without {key}.cc")
         if isinstance(w, PoissonWorkload):
             pts = read_cdf(w.cdf, base, f"{key}.cdf")
             mean = cdf_mean_bytes(pts)
@@ -440,14 +456,14 @@ def resolve(sc: Scenario, base: Path) -> dict:
                 uplink_bps = topo.spines * topo.links_per_leaf_spine * bps(topo.fabric_gbps())
                 rate = w.load * uplink_bps / (8 * mean * topo.servers_per_leaf)
             workloads.append(dict(kind="poisson", name=name, cdf=pts, rate_per_host_per_s=rate, destinations=dest,
-                                  sources=w.sources or [], priority=w.priority, start_ps=ms(w.start_ms)))
+                                  sources=w.sources or [], priority=w.priority, start_ps=ms(w.start_ms), cc=cc))
         elif isinstance(w, IncastWorkload):
             if (w.request_bytes is None) == (w.request_fraction_of_buffer is None):
                 raise ScenarioError(f"{key}: give exactly one of request_bytes or request_fraction_of_buffer")
             req = w.request_bytes or int(w.request_fraction_of_buffer * buffer_bytes)
             workloads.append(dict(kind="incast", name=name, request_bytes=req, fan_in=w.fan_in,
                                   queries_per_s_per_host=w.queries_per_s_per_host, requesters=w.requesters or [],
-                                  responders=w.responders, priority=w.priority, start_ps=ms(w.start_ms)))
+                                  responders=w.responders, priority=w.priority, start_ps=ms(w.start_ms), cc=cc))
         elif isinstance(w, FlowsWorkload):
             if (w.file is None) == (w.flows is None):
                 raise ScenarioError(f"{key}: give exactly one of file or flows")
@@ -469,7 +485,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
                     raise ScenarioError(f"{key} flow {j}: src = dst = {r['src']}; a flow needs two different hosts")
                 flows.append(dict(src=r["src"], dst=r["dst"], size_bytes=r["size_bytes"], start_ps=int(round(r["start_s"] * PS_PER_S)),
                                   priority=w.priority if r["priority"] is None else r["priority"]))
-            workloads.append(dict(kind="flows", name=name, flows=flows))
+            workloads.append(dict(kind="flows", name=name, flows=flows, cc=cc))
         elif isinstance(w, CbrWorkload):
             flows = []
             for j, f in enumerate(w.flows):

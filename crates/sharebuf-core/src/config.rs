@@ -126,6 +126,8 @@ pub enum WorkloadSpec {
         priority: u8,
         #[serde(default)]
         start_ps: u64,
+        #[serde(default)]
+        cc: Option<CcOverride>,
     },
     /// Incast queries: a requester, `fan_in` responders each sending request_bytes / fan_in.
     Incast {
@@ -141,11 +143,36 @@ pub enum WorkloadSpec {
         priority: u8,
         #[serde(default)]
         start_ps: u64,
+        #[serde(default)]
+        cc: Option<CcOverride>,
     },
     /// An explicit list of flows.
-    Flows { name: String, flows: Vec<FlowSpec> },
+    Flows {
+        name: String,
+        flows: Vec<FlowSpec>,
+        #[serde(default)]
+        cc: Option<CcOverride>,
+    },
     /// Unresponsive constant-rate flows.
     Cbr { name: String, flows: Vec<CbrSpec> },
+}
+
+/// A workload's own congestion control (per-class transport), overriding `[transport].cc`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcOverride {
+    pub name: String,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+impl WorkloadSpec {
+    pub fn cc(&self) -> Option<&CcOverride> {
+        match self {
+            WorkloadSpec::Poisson { cc, .. } | WorkloadSpec::Incast { cc, .. } | WorkloadSpec::Flows { cc, .. } => cc.as_ref(),
+            WorkloadSpec::Cbr { .. } => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -30,7 +30,10 @@ pub struct Simulator {
     queries: Vec<QueryDesc>,
     cbrs: Vec<CbrFlow>,
     workload_names: Vec<String>,
-    cc_proto: Box<dyn CongestionControl>,
+    /// Congestion-control prototypes: [0] is `[transport].cc`, then workload overrides.
+    cc_protos: Vec<Box<dyn CongestionControl>>,
+    /// Prototype index per workload.
+    workload_cc: Vec<usize>,
     nic_ecn_k_bytes: u64,
     counters: Counters,
     out: Vec<Packet>,
@@ -58,7 +61,17 @@ impl Simulator {
     pub fn new(spec: &SimSpec) -> Result<Simulator, String> {
         let topo = Topology::build(&spec.topology)?;
         let cfg = TransportCfg::from_spec(&spec.transport)?;
-        let cc_proto = cc::build(&spec.transport.cc, &spec.transport.cc_params)?;
+        let mut cc_protos = vec![cc::build(&spec.transport.cc, &spec.transport.cc_params)?];
+        let mut workload_cc = Vec::with_capacity(spec.workloads.len());
+        for (i, w) in spec.workloads.iter().enumerate() {
+            match w.cc() {
+                Some(o) => {
+                    cc_protos.push(cc::build(&o.name, &o.params).map_err(|e| e.replace("transport.cc", &format!("workload[{i}].cc")))?);
+                    workload_cc.push(cc_protos.len() - 1);
+                }
+                None => workload_cc.push(0),
+            }
+        }
         let sw = &spec.switch;
         let nq = sw.queues_per_port as usize;
         if nq == 0 || nq > 8 {
@@ -144,7 +157,7 @@ impl Simulator {
             flow_query.push(f.query);
         }
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
-        let int = cc_proto.wants_int();
+        let int = cc_protos.iter().any(|c| c.wants_int());
         let mut sim = Simulator {
             cfg,
             max_ps: spec.max_ps,
@@ -158,7 +171,8 @@ impl Simulator {
             flow_query,
             queries: gen.queries,
             workload_names: gen.names,
-            cc_proto,
+            cc_protos,
+            workload_cc,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
             counters: Counters::default(),
             out: Vec::with_capacity(64),
@@ -482,7 +496,7 @@ impl Simulator {
 
     fn flow_start(&mut self, fi: u32) {
         let now = self.ev.now;
-        let cc = self.cc_proto.clone_box();
+        let cc = self.cc_protos[self.workload_cc[self.flow_workload[fi as usize] as usize]].clone_box();
         let f = &mut self.flows[fi as usize];
         f.start(now, cc, &self.cfg, &mut self.out);
         let src = f.src;

@@ -5,6 +5,7 @@
 //! for rate-based algorithms, the pacing rate. It sees every ACK with its acked bytes,
 //! ECN echo, RTT sample, echoed send timestamp and INT records, and loss/timeout events.
 
+pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
 
@@ -79,6 +80,7 @@ type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
 pub const ALGORITHMS: &[(&str, &str, Builder)] = &[
     ("newreno", "TCP NewReno (RFC 5681/6582): slow start, AIMD, fast recovery", newreno::build),
     ("dctcp", "DCTCP (Alizadeh et al. 2010): alpha EWMA g=1/16, cut by alpha/2 once per window", dctcp::build),
+    ("cubic", "CUBIC (RFC 9438): C=0.4, beta=0.7, fast convergence, Reno-friendly region, optional HyStart++", cubic::build),
 ];
 
 pub fn names() -> Vec<&'static str> {

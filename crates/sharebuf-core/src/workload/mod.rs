@@ -72,7 +72,7 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
         let mut rng = stream(spec.seed, i as u64);
         let until = spec.arrivals_until_ps;
         match w {
-            WorkloadSpec::Poisson { name, cdf, rate_per_host_per_s, destinations, sources, priority, start_ps } => {
+            WorkloadSpec::Poisson { name, cdf, rate_per_host_per_s, destinations, sources, priority, start_ps, .. } => {
                 g.names.push(name.clone());
                 let c = cdf::Cdf::new(cdf).map_err(|e| format!("workload {i} ({name}).cdf: {e}"))?;
                 for &s in sources {
@@ -81,7 +81,7 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
                 let p = poisson::Poisson { cdf: c, rate_per_host_per_s: *rate_per_host_per_s, destinations: destinations.parse()?, sources: sources.clone(), priority: *priority, start_ps: *start_ps };
                 p.generate(topo, until, wi, default_handshake, &mut rng, &mut g.flows)?;
             }
-            WorkloadSpec::Incast { name, request_bytes, fan_in, queries_per_s_per_host, requesters, responders, priority, start_ps } => {
+            WorkloadSpec::Incast { name, request_bytes, fan_in, queries_per_s_per_host, requesters, responders, priority, start_ps, .. } => {
                 g.names.push(name.clone());
                 for &s in requesters {
                     check_host(topo, &format!("workload {i} ({name}).requesters"), s)?;
@@ -89,7 +89,7 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
                 let inc = incast::Incast { request_bytes: *request_bytes, fan_in: *fan_in, queries_per_s_per_host: *queries_per_s_per_host, requesters: requesters.clone(), responders: responders.parse()?, priority: *priority, start_ps: *start_ps };
                 inc.generate(topo, until, wi, &mut rng, &mut g.flows, &mut g.queries)?;
             }
-            WorkloadSpec::Flows { name, flows } => {
+            WorkloadSpec::Flows { name, flows, .. } => {
                 g.names.push(name.clone());
                 for (k, f) in flows.iter().enumerate() {
                     check_host(topo, &format!("workload {i} ({name}) flow {k}: src"), f.src)?;

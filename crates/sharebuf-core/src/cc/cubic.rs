@@ -1,0 +1,204 @@
+//! CUBIC (RFC 9438), as Linux and ns-3's TcpCubic: after a loss the window follows
+//! W_cubic(t) = C·(t − K)³ + W_max with K = ∛(W_max·(1 − β)/C) (segments, seconds), in a
+//! Reno-friendly region it follows W_est, and fast convergence lowers W_max when losses come
+//! before the window regained its previous maximum. Optional HyStart++ (RFC 9406) delay-based
+//! slow-start exit.
+
+use super::{AckInfo, CongestionControl, Window};
+use crate::config::{check_positive, Params};
+use crate::engine::{Time, PS_PER_MS, PS_PER_S};
+
+#[derive(Clone)]
+pub struct Cubic {
+    c: f64,
+    beta: f64,
+    fast_convergence: bool,
+    hystart: bool,
+    /// W_max in bytes.
+    w_max: f64,
+    /// Start of the current congestion-avoidance epoch (None: not started).
+    epoch_start: Option<Time>,
+    k_s: f64,
+    /// Reno-friendly estimate, bytes.
+    w_est: f64,
+    /// Fractional window, bytes.
+    cwnd_f: f64,
+    last_rtt_ps: Time,
+    last_cwnd: u64,
+    // HyStart++ round tracking.
+    round_end: u64,
+    round_min_rtt: Time,
+    last_round_min_rtt: Time,
+    round_samples: u32,
+}
+
+pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
+    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart"])?;
+    let c = p.f64_or("c", 0.4)?;
+    let beta = p.f64_or("beta", 0.7)?;
+    check_positive("transport.cc_params", "c", &[c])?;
+    if !(0.0 < beta && beta < 1.0) {
+        return Err(format!("transport.cc_params.beta = {beta}: must lie in (0, 1)"));
+    }
+    let fc = p.f64_or("fast_convergence", 1.0)? != 0.0;
+    let hs = p.f64_or("hystart", 0.0)? != 0.0;
+    Ok(Box::new(Cubic::new(c, beta, fc, hs)))
+}
+
+impl Cubic {
+    pub fn new(c: f64, beta: f64, fast_convergence: bool, hystart: bool) -> Self {
+        Cubic { c, beta, fast_convergence, hystart, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, last_cwnd: 0, round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
+    }
+
+    /// W_cubic(t) in bytes, t seconds since the epoch start.
+    pub fn w_cubic(&self, t_s: f64, mss: f64) -> f64 {
+        self.c * (t_s - self.k_s).powi(3) * mss + self.w_max
+    }
+
+    pub fn k_s(&self) -> f64 {
+        self.k_s
+    }
+
+    pub fn w_max_bytes(&self) -> f64 {
+        self.w_max
+    }
+
+    fn hystart_check(&mut self, w: &mut Window, a: &AckInfo) {
+        // RFC 9406 §4.2: per round, if the minimum RTT grew by more than
+        // clamp(lastRoundMinRTT / 8, 4 ms, 16 ms) after 8 samples, leave slow start.
+        if let Some(r) = a.rtt_ps {
+            self.round_min_rtt = self.round_min_rtt.min(r);
+            self.round_samples += 1;
+        }
+        if self.round_samples >= 8 && self.last_round_min_rtt != Time::MAX && self.round_min_rtt != Time::MAX {
+            let eta = (self.last_round_min_rtt / 8).clamp(4 * PS_PER_MS, 16 * PS_PER_MS);
+            if self.round_min_rtt >= self.last_round_min_rtt + eta {
+                w.ssthresh_bytes = w.cwnd_bytes;
+            }
+        }
+        if a.snd_una >= self.round_end {
+            self.last_round_min_rtt = self.round_min_rtt;
+            self.round_min_rtt = Time::MAX;
+            self.round_samples = 0;
+            self.round_end = a.snd_nxt;
+        }
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn clone_box(&self) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(self.c, self.beta, self.fast_convergence, self.hystart))
+    }
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        if let Some(r) = a.rtt_ps {
+            self.last_rtt_ps = r;
+        }
+        if a.in_recovery || a.acked_bytes == 0 {
+            return;
+        }
+        let mss = w.mss_bytes as f64;
+        if w.cwnd_bytes < w.ssthresh_bytes {
+            w.cwnd_bytes += a.acked_bytes.min(w.ssthresh_bytes - w.cwnd_bytes);
+            self.last_cwnd = w.cwnd_bytes;
+            if self.hystart {
+                self.hystart_check(w, a);
+            }
+            return;
+        }
+        if self.epoch_start.is_none() || (self.cwnd_f as u64) != w.cwnd_bytes {
+            // A new epoch (or the transport changed cwnd, e.g. after recovery).
+            if self.epoch_start.is_none() {
+                self.epoch_start = Some(a.now);
+                let cwnd = w.cwnd_bytes as f64;
+                if cwnd < self.w_max {
+                    self.k_s = ((self.w_max - cwnd) / (self.c * mss)).cbrt();
+                } else {
+                    self.k_s = 0.0;
+                    self.w_max = cwnd;
+                }
+                self.w_est = cwnd;
+            }
+            self.cwnd_f = w.cwnd_bytes as f64;
+        }
+        let t = (a.now - self.epoch_start.unwrap()) as f64 / PS_PER_S as f64;
+        let rtt = self.last_rtt_ps as f64 / PS_PER_S as f64;
+        let cwnd = self.cwnd_f;
+        let alpha_cubic = 3.0 * (1.0 - self.beta) / (1.0 + self.beta);
+        self.w_est += alpha_cubic * mss * a.acked_bytes as f64 / cwnd;
+        let wc = self.w_cubic(t, mss);
+        if wc < self.w_est {
+            self.cwnd_f = self.w_est.max(cwnd);
+        } else {
+            let target = self.w_cubic(t + rtt, mss).clamp(cwnd, 1.5 * cwnd);
+            self.cwnd_f = cwnd + (target - cwnd) * a.acked_bytes as f64 / cwnd;
+        }
+        w.cwnd_bytes = (self.cwnd_f as u64).max(w.mss_bytes);
+        self.last_cwnd = w.cwnd_bytes;
+    }
+    fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
+        let cwnd = w.cwnd_bytes as f64;
+        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+        self.epoch_start = None;
+        ((cwnd * self.beta) as u64).max(2 * w.mss_bytes)
+    }
+    fn on_timeout(&mut self, w: &mut Window, _now: Time) {
+        let cwnd = self.last_cwnd.max(w.mss_bytes) as f64;
+        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+        self.epoch_start = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drive the window with ACK clocking at a fixed RTT (one ACK per segment, spread over
+    /// the round) after a loss at W_max, and compare with W(t) = C(t − K)³ + W_max.
+    #[test]
+    fn window_follows_the_cubic_curve_between_losses() {
+        let mss = 1000u64;
+        let rtt: Time = 100 * PS_PER_MS;
+        let mut cc = Cubic::new(0.4, 0.7, true, false);
+        let mut w = Window { cwnd_bytes: 1_000_000, ssthresh_bytes: u64::MAX, mss_bytes: mss, pacing_rate_bps: 0 };
+        // Loss at W_max = 1000 segments.
+        w.ssthresh_bytes = cc.ssthresh_after_loss(&w, w.cwnd_bytes);
+        w.cwnd_bytes = w.ssthresh_bytes;
+        assert_eq!(w.cwnd_bytes, 700_000);
+        let k_expect = (1000.0f64 * 0.3 / 0.4).cbrt();
+        let mut now: Time = 0;
+        let (mut una, mut worst) = (0u64, 0.0f64);
+        for _round in 0..150 {
+            let n = w.cwnd_bytes / mss;
+            for i in 0..n {
+                let t = now + rtt * i / n;
+                una += mss;
+                let a = AckInfo { now: t, acked_bytes: mss, ece: false, rtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w.cwnd_bytes, base_rtt_ps: rtt, line_rate_bps: 1 };
+                cc.on_ack(&mut w, &a);
+            }
+            now += rtt;
+            let t_s = now as f64 / PS_PER_S as f64;
+            // Measured from the epoch (first ACK at t = 0); the window tracks W(t + RTT)
+            // with one round of lag, i.e. W(t).
+            let expect = 0.4 * (t_s - k_expect).powi(3) * mss as f64 + 1_000_000.0;
+            let err = (w.cwnd_bytes as f64 - expect).abs() / expect;
+            worst = worst.max(err);
+        }
+        assert!((cc.k_s() - k_expect).abs() < 1e-9);
+        assert!(worst < 0.03, "worst relative error {worst}");
+        // 15 s after the loss (K = 9.1 s) the window is past W_max, in the convex region: C(t-K)^3 = 82 segments.
+        assert!(w.cwnd_bytes > 1_070_000 && w.cwnd_bytes < 1_095_000, "{}", w.cwnd_bytes);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        let mut cc = Cubic::new(0.4, 0.7, true, false);
+        let w = Window { cwnd_bytes: 100_000, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 };
+        cc.ssthresh_after_loss(&w, 100_000);
+        let w2 = Window { cwnd_bytes: 80_000, ..w };
+        assert_eq!(cc.ssthresh_after_loss(&w2, 80_000), 56_000);
+        assert!((cc.w_max_bytes() - 80_000.0 * 0.85).abs() < 1e-9);
+    }
+}
