@@ -60,6 +60,7 @@ class Results:
             "finished": pa.array(done),
             "retransmits": pa.array(f["retransmits"].astype(np.int32)),
             "timeouts": pa.array(f["timeouts"].astype(np.int32)),
+            "received_bytes": pa.array(f["received_bytes"].astype(np.int64)),
         })
         q = _cols(raw["queries"])
         qdone = q["end_ps"] != UNFINISHED

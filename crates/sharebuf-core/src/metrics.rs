@@ -44,6 +44,8 @@ pub struct RunOutput {
     pub flow_query: Vec<i64>,
     pub flow_retransmits: Vec<u32>,
     pub flow_timeouts: Vec<u32>,
+    /// Payload bytes received in order (= size when finished).
+    pub flow_received: Vec<u64>,
     // queries
     pub query_requester: Vec<u32>,
     pub query_size: Vec<u64>,

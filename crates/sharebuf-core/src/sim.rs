@@ -1,7 +1,7 @@
 //! The simulator: builds the network from a spec and runs the event loop.
 
 use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
-use crate::cc::{self, CongestionControl};
+use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
 use crate::metrics::{Counters, QueueSample, RunOutput};
@@ -152,7 +152,12 @@ impl Simulator {
             if f.size_bytes == 0 {
                 return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", f.src, f.dst));
             }
-            flows.push(TcpFlow::new(i as u32, f.src, f.dst, f.size_bytes, f.start_ps, f.priority, f.handshake, topo.base_rtt_ps(f.src, f.dst), topo.host_rate_bps, &cfg));
+            let path = PathInfo {
+                base_rtt_ps: topo.base_rtt_ps(f.src, f.dst),
+                tau_ps: topo.unloaded_rtt_ps(f.src, f.dst, cfg.mss_bytes + cfg.header_bytes, cfg.header_bytes),
+                line_rate_bps: topo.host_rate_bps,
+            };
+            flows.push(TcpFlow::new(i as u32, f.src, f.dst, f.size_bytes, f.start_ps, f.priority, f.handshake, path, &cfg));
             flow_workload.push(f.workload);
             flow_query.push(f.query);
         }
@@ -565,12 +570,13 @@ impl Simulator {
             o.flow_size.push(f.size_bytes);
             o.flow_start_ps.push(f.start_ps);
             o.flow_end_ps.push(f.end_ps.unwrap_or(u64::MAX));
-            o.flow_ideal_ps.push(f.base_rtt_ps + tx_time_ps(f.size_bytes, rate));
+            o.flow_ideal_ps.push(f.path.base_rtt_ps + tx_time_ps(f.size_bytes, rate));
             o.flow_prio.push(f.prio);
             o.flow_workload.push(self.flow_workload[i]);
             o.flow_query.push(self.flow_query[i]);
             o.flow_retransmits.push(f.retransmits);
             o.flow_timeouts.push(f.timeouts);
+            o.flow_received.push(f.rcv_nxt.min(f.size_bytes));
         }
         let mut qend = vec![0u64; self.queries.len()];
         for (i, f) in self.flows.iter().enumerate() {

@@ -54,6 +54,8 @@ pub struct Topology {
     pub switch_ports: Vec<Vec<u32>>,
     pub routes: Vec<RouteTable>,
     pub host_rate_bps: u64,
+    /// Leaf-spine link rate (= host rate on a star).
+    pub fabric_rate_bps: u64,
     pub link_delay_ps: u64,
     /// Leaf (edge switch index) of each host.
     pub leaf_of_host: Vec<u32>,
@@ -97,6 +99,18 @@ impl Topology {
         }
     }
 
+    /// Unloaded round trip of a `data_bytes` packet and its `ack_bytes` ACK: propagation and
+    /// store-and-forward serialization on every link, no queueing.
+    pub fn unloaded_rtt_ps(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> u64 {
+        use crate::engine::tx_time_ps;
+        let host = tx_time_ps(data_bytes, self.host_rate_bps) + tx_time_ps(ack_bytes, self.host_rate_bps);
+        let mut t = self.base_rtt_ps(src, dst) + 2 * host;
+        if self.path_links(src, dst) == 4 {
+            t += 2 * (tx_time_ps(data_bytes, self.fabric_rate_bps) + tx_time_ps(ack_bytes, self.fabric_rate_bps));
+        }
+        t
+    }
+
     /// Round-trip propagation delay between two hosts (the papers' base RTT).
     pub fn base_rtt_ps(&self, src: u32, dst: u32) -> u64 {
         2 * self.path_links(src, dst) as u64 * self.link_delay_ps
@@ -133,6 +147,7 @@ pub fn star(hosts: u32, link_bps: u64, delay: u64) -> Topology {
         switch_ports: vec![local],
         routes: vec![rt],
         host_rate_bps: link_bps,
+        fabric_rate_bps: link_bps,
         link_delay_ps: delay,
         leaf_of_host: vec![0; hosts as usize],
         n_leaves: 1,
@@ -212,6 +227,7 @@ pub fn leaf_spine(leaves: u32, spines: u32, spl: u32, links: u32, host_bps: u64,
         switch_ports,
         routes,
         host_rate_bps: host_bps,
+        fabric_rate_bps: fabric_bps,
         link_delay_ps: delay,
         leaf_of_host: (0..h).map(|x| x / spl).collect(),
         n_leaves: leaves,
@@ -242,5 +258,7 @@ mod tests {
         assert_eq!(t.base_rtt_ps(0, 5), 8_000_000);
         assert_eq!(t.base_rtt_ps(0, 1), 4_000_000);
         assert_eq!(t.leaf_uplink_bps, 160_000_000_000);
+        // 1500 B data + 64 B ACK: 4 x 1 us propagation each way, 10G edges, 40G core.
+        assert_eq!(t.unloaded_rtt_ps(0, 5, 1500, 64), 8_000_000 + 2 * (1_200_000 + 51_200) + 2 * (300_000 + 12_800));
     }
 }

@@ -31,6 +31,7 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
     put(py, &flows, "query_id", "<i8", &o.flow_query)?;
     put(py, &flows, "retransmits", "<u4", &o.flow_retransmits)?;
     put(py, &flows, "timeouts", "<u4", &o.flow_timeouts)?;
+    put(py, &flows, "received_bytes", "<u8", &o.flow_received)?;
     d.set_item("flows", flows)?;
     let q = PyDict::new_bound(py);
     put(py, &q, "requester", "<u4", &o.query_requester)?;

@@ -7,7 +7,12 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod hpcc;
 pub mod newreno;
+pub mod powertcp;
+pub mod rate;
+pub mod theta_powertcp;
+pub mod timely;
 
 use crate::config::Params;
 use crate::engine::Time;
@@ -22,6 +27,18 @@ pub struct Window {
     pub mss_bytes: u64,
     /// Pacing rate in bits per second; 0 means no pacing (window-limited only).
     pub pacing_rate_bps: u64,
+}
+
+/// What an algorithm knows about its flow's path.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PathInfo {
+    /// Round-trip propagation delay (the papers' base RTT).
+    pub base_rtt_ps: Time,
+    /// Unloaded RTT of a full-size data packet and its ACK: propagation plus serialization
+    /// at every hop (τ of PowerTCP/HPCC; the ABM code's formula without its unit slip).
+    pub tau_ps: Time,
+    /// Line rate of the sender's NIC.
+    pub line_rate_bps: u64,
 }
 
 /// What an algorithm learns from one ACK.
@@ -42,10 +59,7 @@ pub struct AckInfo<'a> {
     pub in_recovery: bool,
     pub snd_una: u64,
     pub snd_nxt: u64,
-    /// Base (propagation) RTT of the flow's path.
-    pub base_rtt_ps: Time,
-    /// Line rate of the sender's NIC.
-    pub line_rate_bps: u64,
+    pub path: PathInfo,
 }
 
 /// A congestion-control algorithm, one value per flow.
@@ -62,7 +76,7 @@ pub trait CongestionControl: Send {
         false
     }
     /// Called once when the connection is ready to send (window already at init_cwnd).
-    fn on_start(&mut self, _w: &mut Window, _now: Time) {}
+    fn on_start(&mut self, _w: &mut Window, _now: Time, _path: &PathInfo) {}
     /// Called for every ACK that acknowledges new data or echoes ECN.
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo);
     /// Loss detected by three duplicate ACKs: return the new ssthresh (the transport then
@@ -81,6 +95,10 @@ pub const ALGORITHMS: &[(&str, &str, Builder)] = &[
     ("newreno", "TCP NewReno (RFC 5681/6582): slow start, AIMD, fast recovery", newreno::build),
     ("dctcp", "DCTCP (Alizadeh et al. 2010): alpha EWMA g=1/16, cut by alpha/2 once per window", dctcp::build),
     ("cubic", "CUBIC (RFC 9438): C=0.4, beta=0.7, fast convergence, Reno-friendly region, optional HyStart++", cubic::build),
+    ("timely", "TIMELY (SIGCOMM 2015): RTT-gradient rate control with pacing", timely::build),
+    ("powertcp", "PowerTCP (NSDI 2022): INT-based power control, per-ACK reaction", powertcp::build),
+    ("theta_powertcp", "theta-PowerTCP (NSDI 2022): RTT-gradient power control, no INT", theta_powertcp::build),
+    ("hpcc", "HPCC (SIGCOMM 2019): INT-based window control", hpcc::build),
 ];
 
 pub fn names() -> Vec<&'static str> {

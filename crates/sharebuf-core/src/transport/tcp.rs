@@ -5,7 +5,7 @@
 //! congestion-control algorithm (`crate::cc`).
 
 use super::{Timer, TransportCfg};
-use crate::cc::{AckInfo, CongestionControl, Window};
+use crate::cc::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::engine::{tx_time_ps, Time};
 use crate::packet::{flags, IntStack, Packet};
 
@@ -31,8 +31,7 @@ pub struct TcpFlow {
     pub start_ps: Time,
     pub prio: u8,
     pub handshake: bool,
-    pub base_rtt_ps: Time,
-    pub line_rate_bps: u64,
+    pub path: PathInfo,
 
     // --- sender ---
     pub state: SendState,
@@ -72,7 +71,7 @@ pub struct TcpFlow {
 
 impl TcpFlow {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: u32, src: u32, dst: u32, size_bytes: u64, start_ps: Time, prio: u8, handshake: bool, base_rtt_ps: Time, line_rate_bps: u64, cfg: &TransportCfg) -> Self {
+    pub fn new(id: u32, src: u32, dst: u32, size_bytes: u64, start_ps: Time, prio: u8, handshake: bool, path: PathInfo, cfg: &TransportCfg) -> Self {
         TcpFlow {
             id,
             src,
@@ -81,8 +80,7 @@ impl TcpFlow {
             start_ps,
             prio,
             handshake,
-            base_rtt_ps,
-            line_rate_bps,
+            path,
             state: SendState::Idle,
             snd_una: 0,
             snd_nxt: 0,
@@ -140,7 +138,7 @@ impl TcpFlow {
         self.state = SendState::Established;
         self.rto.disarm();
         if let Some(cc) = self.cc.as_mut() {
-            cc.on_start(&mut self.win, now);
+            cc.on_start(&mut self.win, now, &self.path);
         }
         if self.size_bytes == 0 {
             self.state = SendState::Done;
@@ -247,7 +245,7 @@ impl TcpFlow {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, base_rtt_ps: self.base_rtt_ps, line_rate_bps: self.line_rate_bps };
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1).
@@ -280,7 +278,7 @@ impl TcpFlow {
             self.rto.arm(now + self.rto_ps);
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, base_rtt_ps: self.base_rtt_ps, line_rate_bps: self.line_rate_bps };
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             cc.on_ack(&mut self.win, &info);
             if !self.in_recovery && self.dupacks == 3 && (self.recover == NO_RECOVER || self.snd_una > self.recover) {
                 let flight = self.snd_max - self.snd_una;

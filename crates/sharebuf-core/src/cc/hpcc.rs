@@ -1,0 +1,103 @@
+//! HPCC (Li et al., SIGCOMM 2019, Algorithm 1): INT-based window control. Per ACK, the
+//! bottleneck utilization U = max_i (min(q_i, q'_i)·8/(B_i·τ) + txRate_i/B_i) is smoothed,
+//! U ← (1 − Δt/τ)·U + (Δt/τ)·U_new, and the window is
+//!   W = W_c/(U/η) + W_AI   if U ≥ η or the additive-increase stage reached max_stage,
+//!   W = W_c + W_AI         otherwise,
+//! with the reference W_c (and the stage) updated once per RTT; the rate is W/τ, paced.
+
+use super::rate::{mbps, RateCtl};
+use super::{AckInfo, CongestionControl, PathInfo, Window};
+use crate::config::Params;
+use crate::engine::{Time, PS_PER_S};
+use crate::packet::IntStack;
+
+#[derive(Clone)]
+pub struct Hpcc {
+    eta: f64,
+    max_stage: u32,
+    ai_bps: f64,
+    ctl: RateCtl,
+    prev: Option<IntStack>,
+    u: f64,
+    w_c: f64,
+    inc_stage: u32,
+}
+
+pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
+    p.allow_only("hpcc", &["eta", "max_stage", "ai_mbps", "min_rate_mbps"])?;
+    let eta = p.f64_or("eta", 0.95)?;
+    if !(0.0 < eta && eta <= 1.0) {
+        return Err(format!("transport.cc_params.eta = {eta}: must lie in (0, 1]"));
+    }
+    let max_stage = p.f64_or("max_stage", 5.0)?.max(0.0) as u32;
+    Ok(Box::new(Hpcc { eta, max_stage, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev: None, u: 0.0, w_c: 0.0, inc_stage: 0 }))
+}
+
+/// Bottleneck utilization and its Δt (seconds) between two INT stacks.
+pub fn bottleneck_utilization(cur: &IntStack, prev: &IntStack, tau_s: f64) -> Option<(f64, f64)> {
+    let mut best: Option<(f64, f64)> = None;
+    for i in 0..(cur.n.min(prev.n) as usize) {
+        let (h, p) = (&cur.hops[i], &prev.hops[i]);
+        if h.ts_ps <= p.ts_ps {
+            continue;
+        }
+        let dt = (h.ts_ps - p.ts_ps) as f64 / PS_PER_S as f64;
+        let b = h.rate_bps as f64;
+        let tx = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / dt;
+        let u = (h.qlen_bytes.min(p.qlen_bytes) as f64) * 8.0 / (b * tau_s) + tx / b;
+        if best.map_or(true, |(bu, _)| u > bu) {
+            best = Some((u, dt));
+        }
+    }
+    best
+}
+
+impl CongestionControl for Hpcc {
+    fn name(&self) -> &'static str {
+        "hpcc"
+    }
+    fn clone_box(&self) -> Box<dyn CongestionControl> {
+        Box::new(self.clone())
+    }
+    fn wants_int(&self) -> bool {
+        true
+    }
+    fn on_start(&mut self, w: &mut Window, _now: Time, path: &PathInfo) {
+        self.ctl.start(w, path);
+        self.w_c = self.ctl.window_bytes();
+    }
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        let Some(int) = a.int else { return };
+        if int.n == 0 {
+            return;
+        }
+        let tau = self.ctl.tau_s();
+        let update = a.acked_bytes > 0 && self.ctl.once_per_rtt(a);
+        let Some(prev) = self.prev.replace(*int) else { return };
+        let Some((u_new, dt)) = bottleneck_utilization(int, &prev, tau) else { return };
+        let f = dt.min(tau) / tau;
+        self.u = (1.0 - f) * self.u + f * u_new;
+        let w_ai = self.ai_bps * tau / 8.0;
+        let win = if self.u >= self.eta || self.inc_stage >= self.max_stage {
+            if update {
+                self.inc_stage = 0;
+            }
+            self.w_c / (self.u / self.eta).max(1e-9) + w_ai
+        } else {
+            if update {
+                self.inc_stage += 1;
+            }
+            self.w_c + w_ai
+        };
+        self.ctl.set_window(w, win);
+        if update {
+            self.w_c = self.ctl.window_bytes();
+        }
+    }
+    fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
+        w.cwnd_bytes
+    }
+    fn on_timeout(&mut self, w: &mut Window, _now: Time) {
+        w.pacing_rate_bps = self.ctl.rate_bps as u64;
+    }
+}
