@@ -219,6 +219,12 @@ impl Simulator {
         Ok(sim)
     }
 
+    /// Replace congestion-control prototype `i` (0: `[transport].cc`, then workload
+    /// overrides in order). For tests and embedding: INT stamping is decided at construction.
+    pub fn set_cc_prototype(&mut self, i: usize, cc: Box<dyn CongestionControl>) {
+        self.cc_protos[i] = cc;
+    }
+
     /// Run to completion (all flows finished and drained) or to the hard stop.
     /// `progress(now, events)` is called every 2^18 events; returning false aborts.
     pub fn run(&mut self, progress: &mut dyn FnMut(Time, u64) -> bool) -> RunOutput {

@@ -72,7 +72,7 @@ impl CongestionControl for Hpcc {
             return;
         }
         let tau = self.ctl.tau_s();
-        let update = a.acked_bytes > 0 && self.ctl.once_per_rtt(a);
+        let update = self.ctl.once_per_rtt(a);
         let Some(prev) = self.prev.replace(*int) else { return };
         let Some((u_new, dt)) = bottleneck_utilization(int, &prev, tau) else { return };
         let f = dt.min(tau) / tau;

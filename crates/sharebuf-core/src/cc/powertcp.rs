@@ -4,6 +4,7 @@
 //! a base RTT, Γ̄ ← (Γ̄·(τ − Δt) + Γ·Δt)/τ, and every ACK sets (fast reaction)
 //!   W ← γ·(W_ref/(Γ̄/η) + β) + (1 − γ)·W,   rate = W/τ (paced),
 //! while the reference window W_ref is updated once per RTT. η = target utilization.
+//! λ is floored at B/2 (the reference code's rule) so a draining queue keeps Γ up.
 
 use super::rate::{mbps, RateCtl};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
@@ -47,7 +48,10 @@ pub fn bottleneck_power(cur: &IntStack, prev: &IntStack, tau_s: f64) -> Option<(
         let b = h.rate_bps as f64;
         let tx = (h.tx_bytes.saturating_sub(p.tx_bytes)) as f64 * 8.0 / dt;
         let qdot = (h.qlen_bytes as f64 - p.qlen_bytes as f64) * 8.0 / dt;
-        let lambda = (tx + qdot).max(0.0);
+        // Floor the arrival rate at half the link rate, as the PowerTCP reference code does
+        // (when a queue drains at line rate, λ → 0 and Γ would vanish, letting windows jump
+        // back to line rate while the queue is still long).
+        let lambda = (tx + qdot).max(0.5 * b);
         let g = lambda * (b * tau_s + 8.0 * h.qlen_bytes as f64) / (b * b * tau_s);
         if best.map_or(true, |(bg, _)| g > bg) {
             best = Some((g, dt));
@@ -59,6 +63,11 @@ pub fn bottleneck_power(cur: &IntStack, prev: &IntStack, tau_s: f64) -> Option<(
 impl PowerTcp {
     pub fn rate_bps(&self) -> f64 {
         self.ctl.rate_bps
+    }
+
+    /// Smoothed normalized power Γ̄ and the reference window (bytes).
+    pub fn state(&self) -> (f64, f64) {
+        (self.power, self.w_ref)
     }
 }
 
@@ -83,7 +92,7 @@ impl CongestionControl for PowerTcp {
             return;
         }
         let tau = self.ctl.tau_s();
-        let update_ref = a.acked_bytes > 0 && self.ctl.once_per_rtt(a);
+        let update_ref = self.ctl.once_per_rtt(a);
         if let Some(prev) = self.prev.replace(*int) {
             if let Some((g, dt)) = bottleneck_power(int, &prev, tau) {
                 let dt = dt.min(tau);

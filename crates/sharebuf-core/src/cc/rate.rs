@@ -3,7 +3,7 @@
 //! "once per RTT" update trigger (an ACK beyond the sequence sent at the last update).
 
 use super::{AckInfo, PathInfo, Window};
-use crate::engine::PS_PER_S;
+use crate::engine::{Time, PS_PER_S};
 
 #[derive(Clone, Debug)]
 pub struct RateCtl {
@@ -11,6 +11,7 @@ pub struct RateCtl {
     pub min_bps: f64,
     pub max_bps: f64,
     last_update_seq: u64,
+    last_update_ps: Time,
     /// Window = rate × τ (PowerTCP, HPCC) or unlimited (TIMELY).
     window_from_rate: bool,
     tau_s: f64,
@@ -18,7 +19,7 @@ pub struct RateCtl {
 
 impl RateCtl {
     pub fn new(min_bps: f64, window_from_rate: bool) -> Self {
-        RateCtl { rate_bps: 0.0, min_bps, max_bps: f64::MAX, last_update_seq: 0, window_from_rate, tau_s: 0.0 }
+        RateCtl { rate_bps: 0.0, min_bps, max_bps: f64::MAX, last_update_seq: 0, last_update_ps: 0, window_from_rate, tau_s: 0.0 }
     }
 
     /// Start at line rate (as the ABM code and the papers do).
@@ -50,10 +51,14 @@ impl RateCtl {
         self.tau_s
     }
 
-    /// True once per RTT: for the first ACK beyond what was sent at the previous update.
+    /// True once per RTT: for the first ACK beyond what was sent at the previous update, or
+    /// (when losses stall the cumulative ACK) for any ACK an RTT after the previous update,
+    /// so a rate-based sender keeps reacting while it recovers.
     pub fn once_per_rtt(&mut self, a: &AckInfo) -> bool {
-        if a.snd_una > self.last_update_seq {
+        let rtt = a.rtt_ps.unwrap_or(a.path.tau_ps).max(a.path.tau_ps);
+        if a.snd_una > self.last_update_seq || a.now >= self.last_update_ps + rtt {
             self.last_update_seq = a.snd_nxt;
+            self.last_update_ps = a.now;
             true
         } else {
             false

@@ -54,7 +54,7 @@ impl CongestionControl for ThetaPowerTcp {
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let Some(rtt) = a.rtt_ps else { return };
-        if a.acked_bytes == 0 || !self.ctl.once_per_rtt(a) {
+        if !self.ctl.once_per_rtt(a) {
             return;
         }
         let tau = self.ctl.tau_s();

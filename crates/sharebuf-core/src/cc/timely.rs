@@ -75,7 +75,7 @@ impl CongestionControl for Timely {
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let Some(rtt) = a.rtt_ps else { return };
-        if a.acked_bytes == 0 || !self.ctl.once_per_rtt(a) {
+        if !self.ctl.once_per_rtt(a) {
             return;
         }
         let rtt = rtt as f64;
