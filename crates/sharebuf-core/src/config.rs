@@ -264,6 +264,37 @@ impl<'a> Params<'a> {
             Some(v) => Err(format!("{}.{key} = {v}: expected a number or a list of numbers", self.section)),
         }
     }
+
+    /// A string choice among `allowed` (issue 4: ABM/FAB presets and modes).
+    pub fn str_or(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String, String> {
+        let s = match self.map.get(key) {
+            None => return Ok(default.to_string()),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => return Err(format!("{}.{key} = {v}: expected a string; allowed: {}", self.section, allowed.join(", "))),
+        };
+        if allowed.contains(&s.as_str()) {
+            Ok(s)
+        } else {
+            Err(format!("{}.{key} = '{s}': not allowed; allowed: {}", self.section, allowed.join(", ")))
+        }
+    }
+
+    pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| format!("{}.{key} = {v}: expected true or false", self.section)),
+        }
+    }
+
+    /// A list of numbers of any length (a single number is a list of one); None if absent.
+    pub fn f64_list(&self, key: &str) -> Result<Option<Vec<f64>>, String> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(Some(vec![n.as_f64().unwrap_or(0.0)])),
+            Some(Value::Array(a)) => a.iter().map(|v| v.as_f64().ok_or_else(|| format!("{}.{key}: {v} is not a number", self.section))).collect::<Result<Vec<_>, _>>().map(Some),
+            Some(v) => Err(format!("{}.{key} = {v}: expected a number or a list of numbers", self.section)),
+        }
+    }
 }
 
 

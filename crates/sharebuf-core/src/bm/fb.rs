@@ -1,7 +1,656 @@
-//! Placeholder: the 'fb' scheme is being implemented (issue 4). Replace this whole file.
+//! FB (Apostolaki, Ghobadi, Addanki, Vanbever): FB.md §4.1 Eq. 3 (App. A Eq. 8–9).
+//!
+//! ```text
+//!     T_c^i(t) = α_c · (1/N_p(t)) · γ_c^i(t) · (B − Q(t)),   admit iff q + size ≤ T
+//! ```
+//!
+//! α_c per traffic class (= queue), N_p the number of congested queues of the class's
+//! priority p (high or low, FB §2.1), γ the queue's normalized dequeue rate on its port.
+//! Steady state (Eq. 12–14): with ω = α·γ/N_p, Q = B·Σω/(1+Σω), T = B·ω/(1+Σω), so a
+//! priority holds at most B·α_p/(1+α_p) however many of its queues are congested (§4.1).
+//!
+//! Two deployments (FB §4.1, §6.2):
+//! * `mode = "multi"`: classes are queues; `high` marks the high-priority queues; α per queue.
+//! * `mode = "single"`: a classifier in the switch marks packets of short flows high (the
+//!   first `short_flow_bytes` of a flow seen at this switch, or the sender's UNSCHED flag);
+//!   packets of one queue then face different thresholds, N is the count of *all*
+//!   congested queues of the buffer and γ is 1 with one queue per port.
+//!
+//! The congested-queue definition (`congested`), how N_p counts (`np_count`) and γ (`gamma`)
+//! are parameters; see docs/schemes/fb.md. [`FbCore`] is shared with FBA (fba.rs).
 
-use super::{BmContext, BufferManager, Params};
+use std::collections::HashMap;
 
-pub fn build(_p: &Params, _ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Err("switch.bm.scheme = 'fb': not implemented yet".into())
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use crate::engine::{Time, PS_PER_US};
+use crate::packet::{flags, Packet};
+
+/// FB §6 configuration: α_L = 0.5, α_H = 20.
+pub const ALPHA_LOW: f64 = 0.5;
+pub const ALPHA_HIGH: f64 = 20.0;
+/// Number of priorities (FB §2.1: every class is of high or low priority).
+const N_GROUPS: usize = 2;
+
+/// Which queues count as congested for N_p.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Congested {
+    /// Queue holds at least this many bytes ("nonempty" is `Bytes(1)`).
+    Bytes(u64),
+    /// ABM code's soft count: Σ min(1, q / sat), N_p = max(1, Σ).
+    Soft(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NpCount {
+    /// Congested queues of the priority (FB Eq. 3).
+    Queues,
+    /// Ports with at least one congested queue of the priority (reproduces FB §3 Fig. 5b).
+    Ports,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Gamma {
+    /// Share of the port under the scheduler given the current backlog (`sched_share`).
+    Scheduler,
+    /// Measured dequeue rate over the last interval, normalized to the port rate.
+    Measured,
+    /// γ = 1 (ablation: no dequeue-rate factor).
+    One,
+}
+
+/// The parts of FB's threshold shared by FB and FBA: ω(q) = α · γ(q) / N_p(q).
+pub struct FbCore {
+    pub n_ports: usize,
+    pub n_queues: usize,
+    /// Priority group per queue used to count N_p (multi: 1 = high, 0 = low; single: all 0).
+    pub group: Vec<usize>,
+    pub congested: Congested,
+    pub np: NpCount,
+    pub gamma: Gamma,
+    /// Measured γ below this falls back to the scheduler share.
+    pub gamma_min: f64,
+    /// Measured γ per (port, queue); NaN = not measured / below gamma_min.
+    meas: Vec<f64>,
+    last_deq: Vec<u64>,
+    last_meas_ps: Time,
+    // Incremental congested counts (Bytes mode, used by FB per packet).
+    cong_q: Vec<usize>,      // per group: congested queues
+    port_cnt: Vec<u32>,      // per (port, group): congested queues
+    cong_p: Vec<usize>,      // per group: ports with ≥ 1 congested queue
+}
+
+impl FbCore {
+    /// Parse the parameters common to FB and FBA.
+    pub fn from_params(p: &Params, n_ports: usize, n_queues: usize, group: Vec<usize>) -> Result<FbCore, String> {
+        let congested = match p.str_or("congested", "nonempty", &["nonempty", "bytes", "soft"])?.as_str() {
+            "nonempty" => Congested::Bytes(1),
+            "bytes" => {
+                let b = p.f64_or("congested_bytes", 1500.0)?;
+                check_positive("congested_bytes", &[b])?;
+                Congested::Bytes(b.ceil() as u64)
+            }
+            _ => {
+                let s = p.f64_or("congested_sat_bytes", 28_000.0)?;
+                check_positive("congested_sat_bytes", &[s])?;
+                Congested::Soft(s)
+            }
+        };
+        let np = match p.str_or("np_count", "queues", &["queues", "ports"])?.as_str() {
+            "queues" => NpCount::Queues,
+            _ => NpCount::Ports,
+        };
+        let gamma = match p.str_or("gamma", "scheduler", &["scheduler", "measured", "one"])?.as_str() {
+            "scheduler" => Gamma::Scheduler,
+            "measured" => Gamma::Measured,
+            _ => Gamma::One,
+        };
+        let gamma_min = p.f64_or("gamma_min", 0.01)?;
+        if !(0.0..=1.0).contains(&gamma_min) {
+            return Err(format!("switch.bm.gamma_min = {gamma_min}: must be in [0, 1]"));
+        }
+        let nqt = n_ports * n_queues;
+        Ok(FbCore {
+            n_ports,
+            n_queues,
+            group,
+            congested,
+            np,
+            gamma,
+            gamma_min,
+            meas: vec![f64::NAN; nqt],
+            last_deq: vec![0; nqt],
+            last_meas_ps: 0,
+            cong_q: vec![0; N_GROUPS],
+            port_cnt: vec![0; n_ports * N_GROUPS],
+            cong_p: vec![0; N_GROUPS],
+        })
+    }
+
+    /// Keep the incremental counts in step with a queue going from `old` to `new` bytes.
+    #[inline]
+    pub fn on_change(&mut self, q: QueueRef, old: u64, new: u64) {
+        let Congested::Bytes(x) = self.congested else { return };
+        let (was, is) = (old >= x, new >= x);
+        if was == is {
+            return;
+        }
+        let g = self.group[q.queue];
+        let pc = &mut self.port_cnt[q.port * N_GROUPS + g];
+        if is {
+            self.cong_q[g] += 1;
+            *pc += 1;
+            if *pc == 1 {
+                self.cong_p[g] += 1;
+            }
+        } else {
+            self.cong_q[g] -= 1;
+            *pc -= 1;
+            if *pc == 0 {
+                self.cong_p[g] -= 1;
+            }
+        }
+    }
+
+    /// N_p seen by queue `q`, from the incremental counts (Bytes mode) or a scan (Soft).
+    /// The queue itself always counts (as `sched_share` does): N_p ≥ 1.
+    #[inline]
+    pub fn n_p(&self, st: &BufferState, q: QueueRef) -> f64 {
+        match self.congested {
+            Congested::Bytes(x) => {
+                let g = self.group[q.queue];
+                match self.np {
+                    NpCount::Queues => (self.cong_q[g] + (st.qbytes(q) < x) as usize) as f64,
+                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
+                }
+            }
+            Congested::Soft(_) => self.n_p_scan(st, q),
+        }
+    }
+
+    /// N_p from a full scan of the buffer state (FBA's controller; also checks `n_p`).
+    pub fn n_p_scan(&self, st: &BufferState, q: QueueRef) -> f64 {
+        let g = self.group[q.queue];
+        let nq = self.n_queues;
+        let in_g = |c: usize| self.group[c] == g;
+        match self.congested {
+            Congested::Bytes(x) => {
+                let cong = |p: usize, c: usize| in_g(c) && st.queue_bytes[p * nq + c] >= x;
+                let n = match self.np {
+                    NpCount::Queues => (0..self.n_ports).map(|p| (0..nq).filter(|&c| cong(p, c)).count()).sum::<usize>() + (st.qbytes(q) < x) as usize,
+                    NpCount::Ports => {
+                        (0..self.n_ports).filter(|&p| (0..nq).any(|c| cong(p, c))).count() + !(0..nq).any(|c| cong(q.port, c)) as usize
+                    }
+                };
+                n as f64
+            }
+            Congested::Soft(sat) => {
+                let s: f64 = match self.np {
+                    NpCount::Queues => (0..self.n_ports)
+                        .map(|p| (0..nq).filter(|&c| in_g(c)).map(|c| (st.queue_bytes[p * nq + c] as f64 / sat).min(1.0)).sum::<f64>())
+                        .sum(),
+                    NpCount::Ports => (0..self.n_ports)
+                        .map(|p| ((0..nq).filter(|&c| in_g(c)).map(|c| st.queue_bytes[p * nq + c]).sum::<u64>() as f64 / sat).min(1.0))
+                        .sum(),
+                };
+                s.max(1.0)
+            }
+        }
+    }
+
+    /// γ of queue `q`.
+    #[inline]
+    pub fn gamma(&self, st: &BufferState, q: QueueRef) -> f64 {
+        match self.gamma {
+            Gamma::One => 1.0,
+            Gamma::Scheduler => st.sched_share(q),
+            Gamma::Measured => {
+                let m = self.meas[st.idx(q)];
+                if m.is_nan() {
+                    st.sched_share(q)
+                } else {
+                    m
+                }
+            }
+        }
+    }
+
+    /// Refresh measured γ from the dequeue counters (no-op unless `gamma = "measured"`).
+    pub fn measure(&mut self, st: &BufferState, now: Time) {
+        if self.gamma != Gamma::Measured {
+            return;
+        }
+        let dt = now.saturating_sub(self.last_meas_ps);
+        for i in 0..self.meas.len() {
+            let d = st.deq_bytes[i] - self.last_deq[i];
+            self.last_deq[i] = st.deq_bytes[i];
+            let rate = st.port_rate_bps[i / self.n_queues] as f64;
+            let g = if dt == 0 { f64::NAN } else { d as f64 * 8.0 / (rate * dt as f64 * 1e-12) };
+            self.meas[i] = if g.is_nan() || g < self.gamma_min || g <= 0.0 { f64::NAN } else { g.min(1.0) };
+        }
+        self.last_meas_ps = now;
+    }
+
+    /// ω = α · γ / N_p for queue `q` (T = ω · (B − Q)).
+    #[inline]
+    pub fn omega(&self, st: &BufferState, q: QueueRef, alpha: f64) -> f64 {
+        alpha * self.gamma(st, q) / self.n_p(st, q)
+    }
+}
+
+/// Per-queue α and priority of the multi-queue deployment (shared with FBA).
+pub fn multi_queue_alphas(p: &Params, n_queues: usize) -> Result<(Vec<f64>, Vec<usize>), String> {
+    let high = p.per_queue("high", n_queues, Some(0.0))?;
+    let mut group = Vec::with_capacity(n_queues);
+    for &h in &high {
+        if h != 0.0 && h != 1.0 {
+            return Err(format!("switch.bm.high: {h} is not allowed; one value per queue, 1 = high priority, 0 = low"));
+        }
+        group.push(h as usize);
+    }
+    let a_low = p.f64_or("alpha_low", ALPHA_LOW)?;
+    let a_high = p.f64_or("alpha_high", ALPHA_HIGH)?;
+    check_positive("alpha_low", &[a_low])?;
+    check_positive("alpha_high", &[a_high])?;
+    let alpha = match p.f64_list("alpha")? {
+        None => group.iter().map(|&g| if g == 1 { a_high } else { a_low }).collect(),
+        Some(_) => p.per_queue("alpha", n_queues, None)?,
+    };
+    check_positive("alpha", &alpha)?;
+    Ok((alpha, group))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ClassKind {
+    FlowBytes,
+    Unsched,
+}
+
+/// Single-queue classifier: short flows (first `short_bytes` seen at this switch) are high.
+struct Classifier {
+    kind: ClassKind,
+    short_bytes: u64,
+    idle_ps: Time,
+    /// flow key -> (bytes seen, last arrival)
+    flows: HashMap<u64, (u64, Time)>,
+    last_purge: Time,
+}
+
+impl Classifier {
+    /// Bytes of the flow seen before this packet (0 after an idle gap longer than idle_ps).
+    #[inline]
+    fn seen(&self, pkt: &Packet, now: Time) -> u64 {
+        match self.flows.get(&pkt.flow_key()) {
+            Some(&(b, t)) if now.saturating_sub(t) <= self.idle_ps => b,
+            _ => 0,
+        }
+    }
+    #[inline]
+    fn is_high(&self, pkt: &Packet, now: Time) -> bool {
+        match self.kind {
+            ClassKind::Unsched => pkt.has(flags::UNSCHED),
+            ClassKind::FlowBytes => self.seen(pkt, now) < self.short_bytes,
+        }
+    }
+    /// Classify and count the packet (every arriving packet counts, admitted or not).
+    #[inline]
+    fn classify(&mut self, pkt: &Packet, now: Time) -> bool {
+        if self.kind == ClassKind::Unsched {
+            return pkt.has(flags::UNSCHED);
+        }
+        let idle = self.idle_ps;
+        let e = self.flows.entry(pkt.flow_key()).or_insert((0, now));
+        if now.saturating_sub(e.1) > idle {
+            e.0 = 0;
+        }
+        let high = e.0 < self.short_bytes;
+        e.0 += pkt.size_bytes as u64;
+        e.1 = now;
+        high
+    }
+    fn purge(&mut self, now: Time) {
+        let idle = self.idle_ps;
+        self.flows.retain(|_, e| now.saturating_sub(e.1) <= idle);
+        self.last_purge = now;
+    }
+}
+
+pub struct Fb {
+    core: FbCore,
+    /// Multi mode: α per queue. Single mode: unused.
+    alpha: Vec<f64>,
+    /// Single mode: α of short-flow (high) and long-flow (low) packets, and the classifier.
+    alpha_high: f64,
+    alpha_low: f64,
+    classifier: Option<Classifier>,
+    tick: Option<Time>,
+}
+
+const COMMON_KEYS: &[&str] = &["mode", "alpha_low", "alpha_high", "congested", "congested_bytes", "congested_sat_bytes", "np_count", "gamma", "gamma_min", "gamma_interval_us"];
+
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+    Ok(Box::new(Fb::new(p, ctx)?))
+}
+
+impl Fb {
+    pub fn new(p: &Params, ctx: &BmContext) -> Result<Fb, String> {
+        let nq = ctx.n_queues;
+        let n_ports = ctx.port_rate_bps.len();
+        let default_mode = if nq == 1 { "single" } else { "multi" };
+        let mode = p.str_or("mode", default_mode, &["multi", "single"])?;
+        let mut keys: Vec<&str> = COMMON_KEYS.to_vec();
+        if mode == "multi" {
+            keys.extend(["alpha", "high"]);
+        } else {
+            keys.extend(["classifier", "short_flow_bytes", "flow_idle_us"]);
+        }
+        p.allow_only("fb", &keys).map_err(|e| format!("{e} (mode = '{mode}')"))?;
+        let a_low = p.f64_or("alpha_low", ALPHA_LOW)?;
+        let a_high = p.f64_or("alpha_high", ALPHA_HIGH)?;
+        check_positive("alpha_low", &[a_low])?;
+        check_positive("alpha_high", &[a_high])?;
+        let (alpha, group, classifier) = if mode == "multi" {
+            let (a, g) = multi_queue_alphas(p, nq)?;
+            (a, g, None)
+        } else {
+            let kind = match p.str_or("classifier", "flow_bytes", &["flow_bytes", "unsched"])?.as_str() {
+                "flow_bytes" => ClassKind::FlowBytes,
+                _ => ClassKind::Unsched,
+            };
+            let short = p.f64_or("short_flow_bytes", 21_000.0)?;
+            let idle_us = p.f64_or("flow_idle_us", 5_000.0)?;
+            check_positive("short_flow_bytes", &[short])?;
+            check_positive("flow_idle_us", &[idle_us])?;
+            let c = Classifier { kind, short_bytes: short.ceil() as u64, idle_ps: (idle_us * PS_PER_US as f64) as Time, flows: HashMap::new(), last_purge: 0 };
+            (vec![a_low; nq], vec![0; nq], Some(c))
+        };
+        let core = FbCore::from_params(p, n_ports, nq, group)?;
+        let gi = p.f64_or("gamma_interval_us", if ctx.base_rtt_ps > 0 { ctx.base_rtt_ps as f64 / PS_PER_US as f64 } else { 10.0 })?;
+        check_positive("gamma_interval_us", &[gi])?;
+        let gi_ps = ((gi * PS_PER_US as f64) as Time).max(1);
+        let tick = if core.gamma == Gamma::Measured {
+            Some(gi_ps)
+        } else {
+            classifier.as_ref().filter(|c| c.kind == ClassKind::FlowBytes).map(|c| c.idle_ps.max(1))
+        };
+        Ok(Fb { core, alpha, alpha_high: a_high, alpha_low: a_low, classifier, tick })
+    }
+
+    #[inline]
+    fn alpha_of(&self, q: QueueRef, pkt: &Packet, now: Time) -> f64 {
+        match &self.classifier {
+            None => self.alpha[q.queue],
+            Some(c) => {
+                if c.is_high(pkt, now) {
+                    self.alpha_high
+                } else {
+                    self.alpha_low
+                }
+            }
+        }
+    }
+}
+
+impl BufferManager for Fb {
+    fn name(&self) -> &'static str {
+        "fb"
+    }
+
+    #[inline]
+    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
+        let alpha = match &mut self.classifier {
+            None => self.alpha[q.queue],
+            Some(c) => {
+                if c.classify(pkt, now) {
+                    self.alpha_high
+                } else {
+                    self.alpha_low
+                }
+            }
+        };
+        let t = self.core.omega(st, q, alpha) * st.remaining_bytes() as f64;
+        if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= t {
+            Admission::Accept
+        } else {
+            Admission::Drop
+        }
+    }
+
+    fn threshold_bytes(&self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Option<f64> {
+        Some(self.core.omega(st, q, self.alpha_of(q, pkt, now)) * st.remaining_bytes() as f64)
+    }
+
+    #[inline]
+    fn on_enqueue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) {
+        let new = st.qbytes(q);
+        self.core.on_change(q, new - pkt.size_bytes as u64, new);
+    }
+
+    #[inline]
+    fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> bool {
+        let new = st.qbytes(q);
+        self.core.on_change(q, new + pkt.size_bytes as u64, new);
+        true
+    }
+
+    fn tick_interval_ps(&self) -> Option<Time> {
+        self.tick
+    }
+
+    fn on_tick(&mut self, st: &BufferState, now: Time) {
+        self.core.measure(st, now);
+        if let Some(c) = &mut self.classifier {
+            if now.saturating_sub(c.last_purge) >= c.idle_ps {
+                c.purge(now);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bm::testutil::*;
+    use crate::bm::SchedKind;
+    use serde_json::{json, Value};
+
+    const B: u64 = 1_000_000;
+
+    fn mk(params: Value, nq: usize, ports: usize) -> Fb {
+        let m = params.as_object().unwrap().clone();
+        let rates = vec![10_000_000_000u64; ports];
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0 };
+        Fb::new(&Params::new("switch.bm", &m), &ctx).unwrap()
+    }
+
+    fn build_err(params: Value, nq: usize) -> String {
+        let m = params.as_object().unwrap().clone();
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        build(&Params::new("switch.bm", &m), &ctx).err().unwrap()
+    }
+
+    /// Enqueue through the BufferState and the scheme's hook, as the switch does.
+    fn enq(fb: &mut Fb, st: &mut BufferState, q: QueueRef, bytes: u32) {
+        st.on_enqueue(q, bytes as u64);
+        fb.on_enqueue(st, q, &pkt(bytes, q.queue as u8), 0);
+    }
+    fn deq(fb: &mut Fb, st: &mut BufferState, q: QueueRef, bytes: u32) {
+        st.on_dequeue(q, bytes as u64, true);
+        assert!(fb.on_dequeue(st, q, &pkt(bytes, q.queue as u8), 0));
+    }
+    fn thr(fb: &Fb, st: &BufferState, q: QueueRef) -> f64 {
+        fb.threshold_bytes(st, q, &pkt(1500, q.queue as u8), 0).unwrap()
+    }
+    fn qr(port: usize, queue: usize) -> QueueRef {
+        QueueRef { port, queue }
+    }
+
+    #[test]
+    fn threshold_is_eq3_multi_queue() {
+        // 4 ports × 2 queues; queue 1 high (α_H = 20), queue 0 low (α_L = 0.5); round robin.
+        let mut fb = mk(json!({"high": [0, 1]}), 2, 4);
+        let mut st = state(B, 4, 2);
+        enq(&mut fb, &mut st, qr(0, 0), 100_000); // low, port 0
+        enq(&mut fb, &mut st, qr(1, 0), 50_000); // low, port 1
+        enq(&mut fb, &mut st, qr(1, 1), 30_000); // high, port 1 (shares port 1 with a low queue)
+        enq(&mut fb, &mut st, qr(2, 0), 20_000); // low, port 2
+        let r = (B - 200_000) as f64;
+        // Low queue on port 0: N_low = 3, γ = 1 (alone on its port).
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 3.0 * 1.0 * r).abs() < 1e-6);
+        // Low queue on port 1: N_low = 3, γ = 1/2 (RR with the high queue).
+        assert!((thr(&fb, &st, qr(1, 0)) - 0.5 / 3.0 * 0.5 * r).abs() < 1e-6);
+        // High queue on port 1: N_high = 1, γ = 1/2.
+        assert!((thr(&fb, &st, qr(1, 1)) - 20.0 * 0.5 * r).abs() < 1e-6);
+        // Empty low queue on port 3 counts itself: N_low = 4, γ = 1.
+        assert!((thr(&fb, &st, qr(3, 0)) - 0.5 / 4.0 * r).abs() < 1e-6);
+        // Empty high queue on port 0 counts itself (N_high = 2) and shares port 0 (γ = 1/2).
+        assert!((thr(&fb, &st, qr(0, 1)) - 20.0 / 2.0 * 0.5 * r).abs() < 1e-6);
+        // Admission compares q + size with T: port 2's low queue has T = 0.5/3 · 800 kB = 133 kB.
+        assert_eq!(fb.admit(&st, qr(2, 0), &pkt(1500, 0), 0), Admission::Accept);
+        // Port 1 low: T = 66.7 kB, q = 50 kB: 16,000 B does not fit, 16,600 does.
+        assert_eq!(fb.admit(&st, qr(1, 0), &pkt(16_600, 0), 0), Admission::Accept);
+        assert_eq!(fb.admit(&st, qr(1, 0), &pkt(16_700, 0), 0), Admission::Drop);
+        // Draining a queue to empty removes it from N_low (incremental counts = scan).
+        deq(&mut fb, &mut st, qr(2, 0), 20_000);
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 2.0 * (B - 180_000) as f64).abs() < 1e-6);
+        for p in 0..4 {
+            for c in 0..2 {
+                assert_eq!(fb.core.n_p(&st, qr(p, c)), fb.core.n_p_scan(&st, qr(p, c)));
+            }
+        }
+    }
+
+    #[test]
+    fn threshold_is_eq3_drr_and_strict_priority() {
+        // Both queues of port 0 low priority, DRR 1:3: γ = 1/4 and 3/4, N_low = 2.
+        let mut fb = mk(json!({"alpha": [0.5, 2.0]}), 2, 2);
+        let mut st = BufferState::new(B, vec![10_000_000_000; 2], 2, SchedKind::Drr(vec![1, 3]));
+        enq(&mut fb, &mut st, qr(0, 0), 10_000);
+        enq(&mut fb, &mut st, qr(0, 1), 40_000);
+        let r = (B - 50_000) as f64;
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 2.0 * 0.25 * r).abs() < 1e-6);
+        assert!((thr(&fb, &st, qr(0, 1)) - 2.0 / 2.0 * 0.75 * r).abs() < 1e-6);
+        // Strict priority: queue 1 gets nothing while queue 0 is backlogged.
+        st.sched = SchedKind::StrictPriority;
+        assert_eq!(thr(&fb, &st, qr(0, 1)), 0.0);
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 2.0 * r).abs() < 1e-6);
+    }
+
+    #[test]
+    fn paper_examples_fig5() {
+        // FB §3 Fig. 5a: 60-packet buffer, a high queue (α 2) and three low queues (α 1), one
+        // per port: steady state 30 high, 5 per low queue, 15 remaining (Eq. 14).
+        let mut fb = mk(json!({"alpha": [1.0, 2.0], "high": [0, 1]}), 2, 4);
+        let mut st = state(60, 4, 2);
+        enq(&mut fb, &mut st, qr(0, 1), 30);
+        for p in 1..4 {
+            enq(&mut fb, &mut st, qr(p, 0), 5);
+        }
+        assert!((thr(&fb, &st, qr(0, 1)) - 30.0).abs() < 1e-9);
+        assert!((thr(&fb, &st, qr(1, 0)) - 5.0).abs() < 1e-9);
+        // Fig. 5b: five low queues (α 1) on one port: 6 packets each with N counted per port
+        // (np_count = "ports", γ = 1/5); per queue (Eq. 3 literally) it is 2.
+        for (np, want) in [("ports", 6.0), ("queues", 2.0)] {
+            let mut fb = mk(json!({"alpha": 1.0, "np_count": np}), 5, 2);
+            let mut st = state(60, 2, 5);
+            for c in 0..5 {
+                enq(&mut fb, &mut st, qr(0, c), want as u32);
+            }
+            for c in 0..5 {
+                assert!((thr(&fb, &st, qr(0, c)) - want).abs() < 1e-9, "{np}");
+                assert_eq!(fb.core.n_p(&st, qr(0, c)), fb.core.n_p_scan(&st, qr(0, c)));
+            }
+            assert_eq!(fb.core.n_p(&st, qr(1, 0)), fb.core.n_p_scan(&st, qr(1, 0)));
+        }
+    }
+
+    #[test]
+    fn congested_definitions() {
+        // bytes: a 1,000-byte queue does not count when congested_bytes = 1500.
+        let mut fb = mk(json!({"congested": "bytes", "congested_bytes": 1500}), 2, 3);
+        let mut st = state(B, 3, 2);
+        enq(&mut fb, &mut st, qr(0, 0), 1000);
+        enq(&mut fb, &mut st, qr(1, 0), 3000);
+        enq(&mut fb, &mut st, qr(2, 0), 5000);
+        let r = (B - 9000) as f64;
+        // Port 2: N = 2 (ports 1, 2); port 0 counts itself: N = 3.
+        assert!((thr(&fb, &st, qr(2, 0)) - 0.5 / 2.0 * r).abs() < 1e-6);
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 3.0 * r).abs() < 1e-6);
+        deq(&mut fb, &mut st, qr(1, 0), 2000); // 1,000 left: no longer congested
+        assert_eq!(fb.core.n_p(&st, qr(2, 0)), 1.0);
+        assert_eq!(fb.core.n_p_scan(&st, qr(2, 0)), 1.0);
+        // soft: Σ min(1, q/28,000) with 14,000 + 28,000 + 56,000 -> 2.5.
+        let mut fb = mk(json!({"congested": "soft"}), 1, 3);
+        let mut st = state(B, 3, 1);
+        for (p, b) in [(0, 14_000), (1, 28_000), (2, 56_000)] {
+            enq(&mut fb, &mut st, qr(p, 0), b);
+        }
+        assert!((fb.core.n_p(&st, qr(0, 0)) - 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn single_queue_classifier() {
+        // One queue per port: the first 21,000 B of a flow get α_H = 20, later packets α_L = 0.5;
+        // N counts all congested queues of the buffer, γ = 1.
+        let mut fb = mk(json!({}), 1, 3);
+        let mut st = state(B, 3, 1);
+        enq(&mut fb, &mut st, qr(1, 0), 10_000);
+        enq(&mut fb, &mut st, qr(2, 0), 10_000);
+        let r = (B - 20_000) as f64;
+        let q = qr(0, 0);
+        let mut p = pkt(1500, 0);
+        p.flow = 7;
+        // 14 packets (21,000 B) are short, the 15th is long.
+        for i in 0..15 {
+            let t = fb.threshold_bytes(&st, q, &p, 0).unwrap();
+            let want = if i < 14 { 20.0 } else { 0.5 } / 3.0 * r;
+            assert!((t - want).abs() < 1e-6, "packet {i}: {t} vs {want}");
+            assert_eq!(fb.admit(&st, q, &p, 0), Admission::Accept);
+        }
+        // Another flow in the same queue is still short.
+        let mut p2 = p;
+        p2.flow = 8;
+        assert!((fb.threshold_bytes(&st, q, &p2, 0).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
+        // After 5 ms idle the flow counts as new again; the tick purges idle flows.
+        let later = 6_000 * PS_PER_US;
+        assert!((fb.threshold_bytes(&st, q, &p, later).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
+        assert_eq!(fb.tick_interval_ps(), Some(5_000 * PS_PER_US));
+        fb.on_tick(&st, later);
+        assert!(fb.classifier.as_ref().unwrap().flows.is_empty());
+        // UNSCHED-flag classifier.
+        let fb = mk(json!({"classifier": "unsched"}), 1, 3);
+        let mut u = pkt(1500, 0);
+        u.flags = flags::UNSCHED;
+        assert!((fb.threshold_bytes(&st, q, &u, 0).unwrap() - 20.0 * r).abs() < 1e-6);
+        assert!((fb.threshold_bytes(&st, q, &pkt(1500, 0), 0).unwrap() - 0.5 * r).abs() < 1e-6);
+    }
+
+    #[test]
+    fn measured_gamma() {
+        let mut fb = mk(json!({"gamma": "measured", "gamma_interval_us": 10}), 2, 2);
+        assert_eq!(fb.tick_interval_ps(), Some(10 * PS_PER_US));
+        let mut st = state(B, 2, 2);
+        enq(&mut fb, &mut st, qr(0, 0), 50_000);
+        enq(&mut fb, &mut st, qr(0, 1), 50_000);
+        // Over 10 µs at 10 Gb/s the port sends 12,500 B: 3,125 from queue 0 (γ = 1/4).
+        deq(&mut fb, &mut st, qr(0, 0), 3_125);
+        deq(&mut fb, &mut st, qr(0, 1), 9_375);
+        fb.on_tick(&st, 10 * PS_PER_US);
+        let r = st.remaining_bytes() as f64;
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 2.0 * 0.25 * r).abs() < 1e-6);
+        assert!((thr(&fb, &st, qr(0, 1)) - 0.5 / 2.0 * 0.75 * r).abs() < 1e-6);
+        // No dequeues in the next interval: falls back to the scheduler share (RR: 1/2).
+        fb.on_tick(&st, 20 * PS_PER_US);
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bad_params_name_the_key() {
+        assert!(build_err(json!({"classifier": "unsched"}), 2).contains("switch.bm.classifier"));
+        assert!(build_err(json!({"high": [0, 2]}), 2).contains("switch.bm.high"));
+        assert!(build_err(json!({"alpha": [1, 2, 3]}), 2).contains("expected 2"));
+        assert!(build_err(json!({"congested": "half"}), 2).contains("nonempty, bytes, soft"));
+        assert!(build_err(json!({"alpha_low": 0}), 2).contains("> 0"));
+        assert!(build_err(json!({"alpha": 1.0}), 1).contains("mode = 'single'"));
+        assert!(build_err(json!({"gamma_min": 2}), 2).contains("gamma_min"));
+    }
 }

@@ -1,7 +1,155 @@
-//! Placeholder: the 'fba' scheme is being implemented (issue 4). Replace this whole file.
+//! FBA: FB approximated on top of DT (FB.md §5.2).
+//!
+//! A controller reconfigures DT's α of every queue once per `interval_us` (paper: 1 s) to
+//!
+//! ```text
+//!     α_dt(q) = α_c · γ(q) / N_p(q)          (FB Eq. 3 without the remaining-buffer factor)
+//! ```
+//!
+//! from the buffer state seen at that instant; between updates the switch runs plain DT,
+//! T_q(t) = α_dt(q) · (B − Q(t)). Before the first update α_dt = α_c (DT). With a short
+//! interval FBA tracks FB; with an interval longer than the run it is DT with α_c.
+//! FBA is multi-queue only (§5.2: with one queue per port it cannot give packets of one queue
+//! different thresholds and equals DT). N_p, γ and the congested-queue definition are FB's
+//! (see fb.rs / docs/schemes/fba.md).
 
-use super::{BmContext, BufferManager, Params};
+use super::fb::{multi_queue_alphas, FbCore};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use crate::engine::{Time, PS_PER_US};
+use crate::packet::Packet;
 
-pub fn build(_p: &Params, _ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Err("switch.bm.scheme = 'fba': not implemented yet".into())
+pub struct Fba {
+    core: FbCore,
+    /// α_c per queue (class).
+    alpha: Vec<f64>,
+    /// DT α currently configured per (port, queue).
+    alpha_dt: Vec<f64>,
+    interval_ps: Time,
+}
+
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+    Ok(Box::new(Fba::new(p, ctx)?))
+}
+
+impl Fba {
+    pub fn new(p: &Params, ctx: &BmContext) -> Result<Fba, String> {
+        p.allow_only(
+            "fba",
+            &["alpha", "alpha_low", "alpha_high", "high", "interval_us", "congested", "congested_bytes", "congested_sat_bytes", "np_count", "gamma", "gamma_min"],
+        )?;
+        let nq = ctx.n_queues;
+        let n_ports = ctx.port_rate_bps.len();
+        let (alpha, group) = multi_queue_alphas(p, nq)?;
+        let core = FbCore::from_params(p, n_ports, nq, group)?;
+        let iv = p.f64_or("interval_us", 1_000_000.0)?;
+        check_positive("interval_us", &[iv])?;
+        let interval_ps = ((iv * PS_PER_US as f64) as Time).max(1);
+        let alpha_dt = (0..n_ports * nq).map(|i| alpha[i % nq]).collect();
+        Ok(Fba { core, alpha, alpha_dt, interval_ps })
+    }
+
+    /// The controller: α_dt(q) = α_c · γ(q) / N_p(q) from the state now (FB §5.2).
+    fn reconfigure(&mut self, st: &BufferState, now: Time) {
+        self.core.measure(st, now);
+        let nq = self.core.n_queues;
+        for port in 0..self.core.n_ports {
+            for queue in 0..nq {
+                let q = QueueRef { port, queue };
+                let a = self.alpha[queue] * self.core.gamma(st, q) / self.core.n_p_scan(st, q);
+                self.alpha_dt[port * nq + queue] = a;
+            }
+        }
+    }
+
+    #[inline]
+    fn threshold(&self, st: &BufferState, q: QueueRef) -> f64 {
+        self.alpha_dt[st.idx(q)] * st.remaining_bytes() as f64
+    }
+}
+
+impl BufferManager for Fba {
+    fn name(&self) -> &'static str {
+        "fba"
+    }
+
+    #[inline]
+    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
+        if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= self.threshold(st, q) {
+            Admission::Accept
+        } else {
+            Admission::Drop
+        }
+    }
+
+    fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
+        Some(self.threshold(st, q))
+    }
+
+    fn tick_interval_ps(&self) -> Option<Time> {
+        Some(self.interval_ps)
+    }
+
+    fn on_tick(&mut self, st: &BufferState, now: Time) {
+        self.reconfigure(st, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bm::testutil::*;
+    use serde_json::{json, Value};
+
+    const B: u64 = 1_000_000;
+
+    fn mk(params: Value, nq: usize, ports: usize) -> Fba {
+        let m = params.as_object().unwrap().clone();
+        let rates = vec![10_000_000_000u64; ports];
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        Fba::new(&Params::new("switch.bm", &m), &ctx).unwrap()
+    }
+
+    #[test]
+    fn dt_until_the_first_update_then_fb_alpha_frozen() {
+        let mut fba = mk(json!({"high": [0, 1]}), 2, 4);
+        assert_eq!(fba.tick_interval_ps(), Some(1_000_000 * PS_PER_US));
+        let mut st = state(B, 4, 2);
+        let q = QueueRef { port: 0, queue: 0 };
+        let p = pkt(1500, 0);
+        for port in 0..3 {
+            st.on_enqueue(QueueRef { port, queue: 0 }, 100_000);
+        }
+        st.on_enqueue(QueueRef { port: 3, queue: 1 }, 50_000);
+        let r = (B - 350_000) as f64;
+        // Before any update: DT with α_L = 0.5.
+        assert_eq!(fba.threshold_bytes(&st, q, &p, 0), Some(0.5 * r));
+        // After the update: α = 0.5 / 3 (3 congested low queues, alone on their ports), i.e.
+        // exactly FB's threshold (Eq. 3) for the same state.
+        fba.on_tick(&st, 1);
+        assert!((fba.threshold_bytes(&st, q, &p, 0).unwrap() - 0.5 / 3.0 * r).abs() < 1e-6);
+        let hq = QueueRef { port: 3, queue: 1 };
+        assert!((fba.threshold_bytes(&st, hq, &p, 0).unwrap() - 20.0 * r).abs() < 1e-6);
+        // The α stays frozen while the state changes: two more low queues appear, DT uses the
+        // new remaining buffer with the old α.
+        st.on_enqueue(QueueRef { port: 1, queue: 1 }, 10_000);
+        let r2 = (B - 360_000) as f64;
+        assert!((fba.threshold_bytes(&st, q, &p, 0).unwrap() - 0.5 / 3.0 * r2).abs() < 1e-6);
+        assert_eq!(fba.admit(&st, q, &pkt(6_000, 0), 0), Admission::Accept);
+        assert_eq!(fba.admit(&st, q, &pkt(7_000, 0), 0), Admission::Drop);
+        // Emptying the buffer and updating again restores α_c·γ/N_p = α_c for every queue.
+        let mut empty = state(B, 4, 2);
+        fba.on_tick(&empty, 2);
+        assert_eq!(fba.threshold_bytes(&empty, q, &p, 0), Some(0.5 * B as f64));
+        empty.on_enqueue(q, 1);
+        assert_eq!(fba.admit(&empty, q, &pkt(1500, 0), 0), Admission::Accept);
+    }
+
+    #[test]
+    fn bad_params() {
+        let m = json!({"interval_us": 0}).as_object().unwrap().clone();
+        let ctx = BmContext { buffer_bytes: B, n_queues: 2, port_rate_bps: &[1; 2], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        assert!(build(&Params::new("switch.bm", &m), &ctx).err().unwrap().contains("switch.bm.interval_us"));
+        let m = json!({"mode": "single"}).as_object().unwrap().clone();
+        assert!(build(&Params::new("switch.bm", &m), &ctx).err().unwrap().contains("unknown parameter"));
+    }
 }

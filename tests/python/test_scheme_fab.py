@@ -1,0 +1,107 @@
+"""FAB (FAB.md §2-3) in the packet simulator: young flows get the large α (a burst DT drops is
+absorbed), long flows are DT with the small α, and a flow's age restarts after an idle gap."""
+
+import pytest
+
+import sharebuf
+from conftest import star
+from sharebuf.analysis import QueueSpec, steady_state
+
+B = 1_000_000
+
+
+def _scenario(bm, n_long=4, n_burst=16, pkts=10, ms=8):
+    """n_long ports congested by two line-rate CBR senders each (long-lived: old after 15 packets);
+    at 2 ms, n_burst TCP flows of `pkts` segments start together toward an idle port (an incast of
+    short flows, all younger than 15 packets)."""
+    hosts = 3 * n_long + n_burst + 1
+    sc = star(hosts=hosts, buffer_bytes=B)
+    sc["switch"]["bm"] = dict(bm)
+    sc["max_ms"] = ms
+    sc["output"] = {"buffer_sample_us": 10, "queue_sample_us": 10}
+    sc["transport"] = {"cc": "newreno", "init_cwnd_packets": 64, "handshake": False}
+    long = []
+    for p in range(n_long):
+        long += [{"src": 2 * p + i, "dst": 2 * n_long + p, "rate_gbps": 10, "stop_ms": 4} for i in range(2)]
+    burst = [{"src": 3 * n_long + k, "dst": hosts - 1, "size_bytes": pkts * 1448, "start_s": 0.002} for k in range(n_burst)]
+    sc["workload"] = [{"kind": "cbr", "name": "long", "flows": long}, {"kind": "flows", "name": "burst", "flows": burst}]
+    return sc, [2 * n_long + p for p in range(n_long)]
+
+
+def _cbr_lost(res, wl):
+    c = res.cbr
+    c = c[c.workload == wl]
+    return int(c.sent_bytes.sum() - c.delivered_bytes.sum())
+
+
+@pytest.mark.parametrize("preset", ["paper", "code"])
+def test_fab_absorbs_short_flow_burst_dt_drops(preset):
+    """FAB §2 Fig. 2c/2d, §3 'FAB outperforms ... both long and short flows': 16 flows × 10
+    segments (240 KB at 16× line rate) into an idle port while 4 ports hold long flows. DT (α=0.5)
+    lets the burst queue reach only ≈ α·(B−Q) ≈ 0.5·(333 KB − q) ≈ 111 KB and drops; FAB's young
+    packets see α = 10 (paper) / 1024 (code) and none is dropped. Long flows are old, so before
+    the burst every long queue sits at DT's α·B/(1+4α) (steady_state 'dt')."""
+    fab = {"scheme": "fab", "preset": preset}
+    res = {}
+    for name, bm in [("dt", {"scheme": "dt", "alpha": 0.5}), ("fab", fab)]:
+        sc, ports = _scenario(bm)
+        r = sharebuf.run(sc)
+        q = r.queue_occupancy
+        pre = q[(q.time_s >= 0.001) & (q.time_s < 0.002)]
+        want = steady_state("dt", B, [QueueSpec(port=k, alpha=0.5) for k in range(4)]).queues[0].occupancy_bytes
+        for p in ports:
+            assert pre[pre.port == p].bytes.mean() == pytest.approx(want, rel=0.05), (name, p)
+        res[name] = (r.summary["bytes"]["dropped"] - _cbr_lost(r, "long"), bool(r.flows.finished.all()), r)
+    assert res["fab"][0] == 0 and res["fab"][1]
+    assert res["dt"][0] > 50_000 and not res["dt"][1]
+    # The absorbed burst took more buffer than DT's single-α limit would allow.
+    q = res["fab"][2].queue_occupancy
+    burst_peak = q[q.port == 4 * 3 + 16].bytes.max()
+    dt_limit = 0.5 * (B - 4 * want) / 1.5  # q = α·(B − 4·q_long − q)
+    assert burst_peak > 1.5 * dt_limit
+
+
+def test_fab_long_flows_lose_large_alpha_after_15_packets():
+    """With no burst, CBR flows are old after their first 15 packets: FAB's steady state is DT's
+    with the small α (α·B/(1+Nα) per queue) and identical to a DT run at α = 0.5."""
+    sc, ports = _scenario({"scheme": "fab"}, n_burst=0)
+    fab = sharebuf.run(sc).queue_occupancy
+    sc["switch"]["bm"] = {"scheme": "dt", "alpha": 0.5}
+    dt = sharebuf.run(sc).queue_occupancy
+    late_f, late_d = fab[fab.time_s >= 0.001], dt[dt.time_s >= 0.001]
+    for p in ports:
+        assert late_f[late_f.port == p].bytes.mean() == pytest.approx(B * 0.5 / 3, rel=0.05)
+        assert late_f[late_f.port == p].bytes.mean() == pytest.approx(late_d[late_d.port == p].bytes.mean(), rel=0.01)
+
+
+def _slow_fast(bm, ms=6):
+    """Port 3 gets two 10 Gb/s CBR flows (hosts 0, 1: a permanent 2× overload) and a 0.7 Gb/s CBR
+    flow (host 2): its 1502-B packets are 1502·8/0.7 Gb/s = 17.17 µs apart."""
+    sc = star(hosts=4, buffer_bytes=B)
+    sc["switch"]["bm"] = dict(bm)
+    sc["max_ms"] = ms
+    sc["workload"] = [{"kind": "cbr", "name": "fast", "flows": [{"src": i, "dst": 3, "rate_gbps": 10, "stop_ms": ms - 1} for i in range(2)]},
+                      {"kind": "cbr", "name": "slow", "flows": [{"src": 2, "dst": 3, "rate_gbps": 0.7, "stop_ms": ms - 1}]}]
+    return sc
+
+
+def _losses(bm):
+    r = sharebuf.run(_slow_fast(bm))
+    c = r.cbr.groupby("workload")[["sent_bytes", "delivered_bytes"]].sum()
+    return (c.sent_bytes - c.delivered_bytes).to_dict(), r.summary["drops"]["bm_threshold"]
+
+
+def test_fab_idle_reset_keeps_a_sparse_flow_young():
+    """Hand check of the idle reset. The sparse flow's packets are 17.17 µs apart:
+    - idle_reset_us = 10 < 17.17: every packet finds its flow idle, its age restarts at 0, it always
+      gets α = 10 and is never dropped; the fast flows take the whole excess (same total drops as DT).
+    - idle_reset_us = 20 > 17.17: the flow ages normally and is old after 15 packets (long before the
+      queue reaches its threshold), so every drop is exactly DT's (α = 0.5) run."""
+    dt, dt_drops = _losses({"scheme": "dt", "alpha": 0.5})
+    assert dt["slow"] > 0.3 * 0.7e9 / 8 * 0.005  # DT drops a good part of the sparse flow
+    young, young_drops = _losses({"scheme": "fab", "idle_reset_us": 10.0})
+    aged, aged_drops = _losses({"scheme": "fab", "idle_reset_us": 20.0})
+    assert young["slow"] == 0
+    assert abs(young_drops - dt_drops) <= 1
+    assert young["fast"] == pytest.approx(dt["fast"] + dt["slow"], rel=0.001)
+    assert aged == dt and aged_drops == dt_drops
