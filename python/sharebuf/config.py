@@ -157,6 +157,9 @@ class TransportSection(Section):
     #: First bytes of each flow tagged unscheduled (default: one BDP of the longest path).
     unscheduled_bytes: Optional[Annotated[int, Field(ge=0)]] = None
     unscheduled_acks: bool = True
+    #: Selective acknowledgments with RFC 6675 loss recovery (ns-3 and the ABM code use SACK);
+    #: false: NewReno recovery (RFC 6582).
+    sack: bool = True
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -523,7 +526,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
                        initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
                        delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
                        ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
-                       max_rto_ps=us(t.max_rto_us)),
+                       max_rto_ps=us(t.max_rto_us), sack=t.sack),
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )

@@ -106,6 +106,13 @@ pub struct TransportSpec {
     pub unscheduled_acks: bool,
     /// Cap on the retransmission timeout.
     pub max_rto_ps: u64,
+    /// Selective acknowledgments with RFC 6675 recovery (else NewReno).
+    #[serde(default = "yes")]
+    pub sack: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Clone, Debug, Deserialize)]

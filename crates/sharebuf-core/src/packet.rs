@@ -45,7 +45,7 @@ pub struct IntStack {
     pub hops: [IntHop; MAX_INT_HOPS],
 }
 
-/// A packet in flight. 48 bytes; payload bytes are never materialised.
+/// A packet in flight. 56 bytes; payload bytes are never materialised.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Packet {
     /// Data: first payload byte. Pure ACK: cumulative ack number.
@@ -65,6 +65,9 @@ pub struct Packet {
     pub flags: u8,
     /// Switch hops traversed (used for INT slots and loops guard).
     pub hops: u8,
+    /// Pure ACK: one SACK block [seq + sack_lo, seq + sack_hi), empty if equal.
+    pub sack_lo: u32,
+    pub sack_hi: u32,
 }
 
 impl Packet {

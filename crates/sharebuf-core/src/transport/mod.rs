@@ -6,6 +6,7 @@
 //! simulator (`crate::sim`) moves packets and schedules timers.
 
 pub mod cbr;
+pub mod sack;
 pub mod tcp;
 
 use crate::config::TransportSpec;
@@ -26,6 +27,8 @@ pub struct TransportCfg {
     pub ack_priority: u8,
     pub unscheduled_bytes: u64,
     pub unscheduled_acks: bool,
+    /// Selective acknowledgments (RFC 2018) with RFC 6675 loss recovery.
+    pub sack: bool,
     /// Clock granularity G of RFC 6298 (ns-3: 10 ns).
     pub clock_granularity_ps: Time,
 }
@@ -57,6 +60,7 @@ impl TransportCfg {
             ack_priority: t.ack_priority,
             unscheduled_bytes: t.unscheduled_bytes,
             unscheduled_acks: t.unscheduled_acks,
+            sack: t.sack,
             clock_granularity_ps: 10_000,
         })
     }

@@ -1,9 +1,11 @@
 //! A reliable TCP-like transport: byte sequence numbers, optional 3-way handshake, an ACK
-//! per data packet (delayed ACK optional), NewReno fast retransmit/recovery on three
-//! duplicate ACKs (RFC 6582), RTO per RFC 6298 with a configurable minimum, optional
-//! pacing for rate-based algorithms. Window and rate decisions belong to the flow's
+//! per data packet (delayed ACK optional), selective acknowledgments with RFC 6675 loss
+//! recovery (or NewReno fast retransmit/recovery, RFC 6582, with `sack = false`) on three
+//! duplicate ACKs, RTO per RFC 6298 with a configurable minimum, optional pacing for
+//! rate-based algorithms. Window and rate decisions belong to the flow's
 //! congestion-control algorithm (`crate::cc`).
 
+use super::sack::Scoreboard;
 use super::{Timer, TransportCfg};
 use crate::cc::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::engine::{tx_time_ps, Time};
@@ -53,6 +55,12 @@ pub struct TcpFlow {
     /// Data bytes sent so far, retransmissions included (unscheduled tagging).
     bytes_sent: u64,
     ecn: bool,
+    /// SACK scoreboard and the retransmission frontier of the current recovery.
+    sb: Scoreboard,
+    rexmit_next: u64,
+    /// Retransmissions of this recovery: (sequence, snd_max when sent). Data sent after a
+    /// retransmission being SACKed by 3 segments while it is still missing means it was lost.
+    rtx_marks: Vec<(u64, u64)>,
 
     // --- receiver ---
     pub rcv_nxt: u64,
@@ -61,6 +69,7 @@ pub struct TcpFlow {
     delack_count: u32,
     last_ce: bool,
     last_echo_ts: Time,
+    sack_block: Option<(u64, u64)>,
     pub delack: Timer,
 
     // --- results ---
@@ -99,12 +108,16 @@ impl TcpFlow {
             next_send_ps: 0,
             bytes_sent: 0,
             ecn: false,
+            sb: Scoreboard::default(),
+            rexmit_next: 0,
+            rtx_marks: Vec::new(),
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_open: !handshake,
             delack_count: 0,
             last_ce: false,
             last_echo_ts: 0,
+            sack_block: None,
             delack: Timer::default(),
             end_ps: None,
             retransmits: 0,
@@ -118,7 +131,7 @@ impl TcpFlow {
 
     fn control(&self, cfg: &TransportCfg, f: u8, seq: u64, to: u32, now: Time) -> Packet {
         let unsched = if cfg.unscheduled_acks { flags::UNSCHED } else { 0 };
-        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: cfg.header_bytes as u32, payload_bytes: 0, dst: to, prio: cfg.ack_priority, flags: f | unsched, hops: 0 }
+        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: cfg.header_bytes as u32, payload_bytes: 0, dst: to, prio: cfg.ack_priority, flags: f | unsched, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
     /// Start the flow: send a SYN, or data at once on a pre-established connection.
@@ -156,7 +169,7 @@ impl TcpFlow {
             f |= flags::UNSCHED;
         }
         self.bytes_sent += len;
-        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0 }
+        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
     /// Send as much new data as the window (and pacing) allow.
@@ -164,22 +177,75 @@ impl TcpFlow {
         if self.state != SendState::Established {
             return;
         }
+        if cfg.sack && self.in_recovery {
+            self.sack_recovery_send(now, cfg, out);
+            return;
+        }
         while self.snd_nxt < self.size_bytes {
+            if let Some(end) = self.sb.covering(self.snd_nxt) {
+                // The receiver already holds this (go-back-N after a timeout skips it).
+                self.snd_nxt = end.min(self.size_bytes);
+                continue;
+            }
             let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
             if self.snd_nxt - self.snd_una + len > self.win.cwnd_bytes.max(cfg.mss_bytes) {
                 break;
             }
-            if self.win.pacing_rate_bps > 0 {
-                if now < self.next_send_ps {
-                    self.pace.arm(self.next_send_ps);
-                    break;
-                }
-                self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(len + cfg.header_bytes, self.win.pacing_rate_bps);
+            if !self.pace_ok(len, now, cfg) {
+                break;
             }
             let p = self.data(self.snd_nxt, len, now, cfg);
             out.push(p);
             self.snd_nxt += len;
             self.snd_max = self.snd_max.max(self.snd_nxt);
+            if !self.rto.armed() {
+                self.rto.arm(now + self.rto_ps);
+            }
+        }
+    }
+
+    /// Whether pacing lets a packet of `len` payload bytes go now (and books it if so).
+    fn pace_ok(&mut self, len: u64, now: Time, cfg: &TransportCfg) -> bool {
+        if self.win.pacing_rate_bps == 0 {
+            return true;
+        }
+        if now < self.next_send_ps {
+            self.pace.arm(self.next_send_ps);
+            return false;
+        }
+        self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(len + cfg.header_bytes, self.win.pacing_rate_bps);
+        true
+    }
+
+    /// RFC 6675 recovery: while the pipe (bytes in flight, not SACKed, not presumed lost)
+    /// leaves room in cwnd, retransmit the next hole below the highest SACKed byte, else
+    /// send new data.
+    fn sack_recovery_send(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        loop {
+            let frontier = self.rexmit_next.max(self.snd_una);
+            let outstanding = self.snd_max - self.snd_una;
+            let pipe = outstanding.saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier));
+            let (seq, len, rtx) = match self.sb.next_hole(frontier) {
+                Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
+                None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
+                None => break,
+            };
+            if pipe + len > self.win.cwnd_bytes.max(cfg.mss_bytes) {
+                break;
+            }
+            if !self.pace_ok(len, now, cfg) {
+                break;
+            }
+            let p = self.data(seq, len, now, cfg);
+            out.push(p);
+            if rtx {
+                self.rexmit_next = seq + len;
+                self.retransmits += 1;
+                self.rtx_marks.push((seq, self.snd_max));
+            } else {
+                self.snd_nxt += len;
+                self.snd_max = self.snd_max.max(self.snd_nxt);
+            }
             if !self.rto.armed() {
                 self.rto.arm(now + self.rto_ps);
             }
@@ -238,10 +304,14 @@ impl TcpFlow {
             self.rtt_sample(r, cfg);
         }
         let ece = pkt.has(flags::ECE);
+        if cfg.sack && pkt.sack_hi > pkt.sack_lo {
+            self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
+        }
         let mut cc = self.cc.take().expect("established flow has a congestion controller");
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
+            self.sb.trim_below(ack);
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
@@ -254,6 +324,9 @@ impl TcpFlow {
                     self.win.cwnd_bytes = self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes);
                     self.dupacks = 0;
                     info.in_recovery = true;
+                    cc.on_ack(&mut self.win, &info);
+                } else if cfg.sack {
+                    // Partial acknowledgment under SACK: the scoreboard drives retransmissions.
                     cc.on_ack(&mut self.win, &info);
                 } else {
                     // Partial acknowledgment: retransmit the next hole, deflate.
@@ -280,16 +353,40 @@ impl TcpFlow {
             self.dupacks += 1;
             let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             cc.on_ack(&mut self.win, &info);
-            if !self.in_recovery && self.dupacks == 3 && (self.recover == NO_RECOVER || self.snd_una > self.recover) {
+            let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
+            if !self.in_recovery && loss && (self.recover == NO_RECOVER || self.snd_una > self.recover) {
                 let flight = self.snd_max - self.snd_una;
                 self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
                 self.recover = self.snd_max;
                 self.in_recovery = true;
-                self.retransmit_head(now, cfg, out);
-                self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
                 self.rto.arm(now + self.rto_ps);
-            } else if self.in_recovery {
+                if cfg.sack {
+                    // RFC 6675: cwnd = ssthresh; the send loop retransmits the holes.
+                    self.win.cwnd_bytes = self.win.ssthresh_bytes;
+                    self.rexmit_next = self.snd_una;
+                    self.rtx_marks.clear();
+                } else {
+                    self.retransmit_head(now, cfg, out);
+                    self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
+                }
+            } else if self.in_recovery && !cfg.sack {
                 self.win.cwnd_bytes += cfg.mss_bytes;
+            }
+        }
+        if cfg.sack && self.in_recovery {
+            let una = self.snd_una;
+            self.rtx_marks.retain(|&(seq, _)| seq >= una);
+            if let Some(&(_, mark)) = self.rtx_marks.iter().find(|&&(seq, _)| seq == una) {
+                if self.sb.highest() >= mark + 3 * cfg.mss_bytes {
+                    // Data sent after the head's retransmission arrived and it did not: the
+                    // retransmission was lost too (a RACK-style rule); send it again, alone.
+                    self.rtx_marks.retain(|&(seq, _)| seq != una);
+                    let len = cfg.mss_bytes.min(self.size_bytes - una);
+                    let p = self.data(una, len, now, cfg);
+                    out.push(p);
+                    self.retransmits += 1;
+                    self.rtx_marks.push((una, self.snd_max));
+                }
             }
         }
         self.cc = Some(cc);
@@ -314,6 +411,8 @@ impl TcpFlow {
                 self.snd_nxt = self.snd_una;
                 self.recover = self.snd_max;
                 self.in_recovery = false;
+                self.rexmit_next = self.snd_una;
+                self.rtx_marks.clear();
                 self.dupacks = 0;
                 self.next_send_ps = now;
                 self.rto_ps = (self.rto_ps * 2).min(cfg.max_rto_ps);
@@ -368,6 +467,8 @@ impl TcpFlow {
         }
         let ce = pkt.has(flags::CE);
         self.last_echo_ts = pkt.ts_ps;
+        // SACK block: the out-of-order range holding this segment, else the lowest one.
+        self.sack_block = self.ooo.iter().find(|&&(a, b)| a <= s && s < b).or(self.ooo.first()).copied();
         let immediate = cfg.delayed_ack_packets <= 1 || !in_order || filled_hole || ce != self.last_ce || !self.ooo.is_empty() || self.rcv_nxt >= self.size_bytes;
         self.last_ce = ce;
         if immediate {
@@ -403,6 +504,13 @@ impl TcpFlow {
     fn ack_packet(&self, ece: bool, echo_ts: Time, now: Time, cfg: &TransportCfg) -> Packet {
         let mut a = self.control(cfg, flags::ACK | if ece { flags::ECE } else { 0 }, self.rcv_nxt, self.src, now);
         a.ts_ps = echo_ts;
+        if cfg.sack {
+            if let Some((lo, hi)) = self.sack_block.filter(|&(_, hi)| hi > self.rcv_nxt) {
+                let lo = lo.max(self.rcv_nxt);
+                a.sack_lo = (lo - self.rcv_nxt).min(u32::MAX as u64) as u32;
+                a.sack_hi = (hi - self.rcv_nxt).min(u32::MAX as u64) as u32;
+            }
+        }
         a
     }
 }
