@@ -18,29 +18,35 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: scheme -> extra [switch.bm] parameters (alpha 0.5 everywhere, as ABM.md §4.1).
+#: label -> (scheme, extra [switch.bm] parameters, [switch] overrides); alpha 0.5 everywhere
+#: as ABM.md §4.1. FB is shown both as configured here (two queues: ACKs and data, all data in
+#: FB's low class) and in its single-queue mode, where its flow-size classifier gives the first
+#: 21 KB of each flow (incast responses' heads, short flows) α_H — FB's intended deployment.
 SCHEMES = {
-    "cs": {},
-    "cp": {},
-    "dt": {"alpha": 0.5},
-    "fab": {"alpha": 0.5},
-    "ib": {"alpha": 0.5},
-    "abm": {"alpha": 0.5},
-    "abm_approx": {"alpha": 0.5},
-    "fb": {"alpha": 0.5},
-    "fba": {"alpha": 0.5, "interval_us": 80},
-    "cbm": {"alpha": 0.5},
-    "bshare": {"alpha": 0.5},
+    "cs": ("cs", {}, {}),
+    "cp": ("cp", {}, {}),
+    "dt": ("dt", {"alpha": 0.5}, {}),
+    "fab": ("fab", {"alpha": 0.5}, {}),
+    "ib": ("ib", {"alpha": 0.5}, {}),
+    "abm": ("abm", {"alpha": 0.5}, {}),
+    "abm (code preset)": ("abm", {"preset": "code", "alpha": 0.5}, {}),
+    "abm_approx": ("abm_approx", {"alpha": 0.5}, {}),
+    "fb": ("fb", {"alpha": 0.5}, {}),
+    "fb (single queue)": ("fb", {"mode": "single", "alpha_low": 0.5}, {"queues_per_port": 1}),
+    "fba": ("fba", {"alpha": 0.5, "interval_us": 80}, {}),
+    "cbm": ("cbm", {"alpha": 0.5}, {}),
+    "bshare": ("bshare", {"alpha": 0.5}, {}),
 }
 
 
 def run_one(args):
-    scheme, params, cc, arrivals_ms = args
+    label, (scheme, params, switch), cc, arrivals_ms = args
     import numpy as np
 
     import sharebuf
 
     sc = tomllib.loads((HERE / "schemes-leafspine.toml").read_text())
+    sc["switch"].update(switch)
     sc["switch"]["bm"] = {"scheme": scheme, **params}
     sc["transport"]["cc"] = cc
     sc["arrivals_until_ms"] = arrivals_ms
@@ -57,7 +63,7 @@ def run_one(args):
     B = r.summary["buffer"]["per_switch"]["leaf0"]["buffer_bytes"]
     p99 = lambda s: float(np.percentile(s.dropna(), 99)) if s.notna().any() else float("nan")  # noqa: E731
     return dict(
-        scheme=scheme,
+        scheme=label,
         incast_p99=p99(inc.slowdown),
         short_p99=p99(short.slowdown),
         long_gbps=float((long_.size_bytes * 8 / long_.fct_s).mean() / 1e9) if len(long_) else float("nan"),
@@ -76,7 +82,7 @@ def main() -> int:
     ap.add_argument("--arrivals-ms", type=float, default=500)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    jobs = [(s, p, a.cc, a.arrivals_ms) for s, p in SCHEMES.items()]
+    jobs = [(label, spec, a.cc, a.arrivals_ms) for label, spec in SCHEMES.items()]
     with ProcessPoolExecutor(a.jobs) as ex:
         rows = list(ex.map(run_one, jobs))
     dt = next(r for r in rows if r["scheme"] == "dt")

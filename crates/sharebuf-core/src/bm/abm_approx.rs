@@ -40,7 +40,7 @@ impl AbmApprox {
 
     #[inline]
     fn threshold(&self, st: &BufferState, q: QueueRef) -> f64 {
-        self.omega[st.idx(q)] * st.remaining_bytes() as f64
+        super::dt::threshold_for(st, self.omega[st.idx(q)])
     }
 }
 
@@ -51,11 +51,7 @@ impl BufferManager for AbmApprox {
 
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
-        if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= self.threshold(st, q) {
-            Admission::Accept
-        } else {
-            Admission::Drop
-        }
+        super::dt::admit_for(st, q, pkt.size_bytes, self.omega[st.idx(q)])
     }
 
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {

@@ -19,10 +19,20 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, Stri
     Ok(Box::new(DynamicThresholds { alpha }))
 }
 
-impl DynamicThresholds {
-    #[inline]
-    fn threshold(&self, st: &BufferState, q: QueueRef) -> f64 {
-        self.alpha[q.queue] * st.remaining_bytes() as f64
+/// DT's threshold for a given α: α·(B − Q(t)).
+#[inline]
+pub fn threshold_for(st: &BufferState, alpha: f64) -> f64 {
+    alpha * st.remaining_bytes() as f64
+}
+
+/// DT's rule for a given α: admit iff q + size ≤ α·(B − Q(t)). Shared by the schemes that run
+/// on top of DT with their own α per queue (FBA, ABM-approx).
+#[inline]
+pub fn admit_for(st: &BufferState, q: QueueRef, size_bytes: u32, alpha: f64) -> Admission {
+    if (st.qbytes(q) + size_bytes as u64) as f64 <= threshold_for(st, alpha) {
+        Admission::Accept
+    } else {
+        Admission::Drop
     }
 }
 
@@ -32,14 +42,10 @@ impl BufferManager for DynamicThresholds {
     }
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
-        if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= self.threshold(st, q) {
-            Admission::Accept
-        } else {
-            Admission::Drop
-        }
+        admit_for(st, q, pkt.size_bytes, self.alpha[q.queue])
     }
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
-        Some(self.threshold(st, q))
+        Some(threshold_for(st, self.alpha[q.queue]))
     }
 }
 

@@ -63,7 +63,7 @@ impl Fba {
 
     #[inline]
     fn threshold(&self, st: &BufferState, q: QueueRef) -> f64 {
-        self.alpha_dt[st.idx(q)] * st.remaining_bytes() as f64
+        super::dt::threshold_for(st, self.alpha_dt[st.idx(q)])
     }
 }
 
@@ -74,11 +74,7 @@ impl BufferManager for Fba {
 
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
-        if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= self.threshold(st, q) {
-            Admission::Accept
-        } else {
-            Admission::Drop
-        }
+        super::dt::admit_for(st, q, pkt.size_bytes, self.alpha_dt[st.idx(q)])
     }
 
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
