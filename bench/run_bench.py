@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -47,10 +48,16 @@ def main() -> int:
     subprocess.run(["cargo", "build", "--release", "-q", "--bin", "sharebuf-engine"], cwd=ROOT, check=True)
     exe = ROOT / "target" / "release" / "sharebuf-engine"
     runs = []
+    rss_mb = 0.0
     for _ in range(args.repeat):
-        out = subprocess.run([str(exe), str(spec_path)], capture_output=True, text=True, check=True)
-        runs.append(json.loads(out.stdout))
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        out_path = tmp / "engine.json"
+        with open(out_path, "w") as fh:
+            proc = subprocess.Popen([str(exe), str(spec_path)], stdout=fh, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+        if status != 0:
+            raise SystemExit(f"engine failed with status {status}")
+        rss_mb = max(rss_mb, usage.ru_maxrss / 1024)
+        runs.append(json.loads(out_path.read_text()))
     med = {k: statistics.median(r[k] for r in runs) for k in ("events_per_s", "data_pkts_per_s", "sim_s_per_wall_s", "wall_s")}
 
     import sharebuf
