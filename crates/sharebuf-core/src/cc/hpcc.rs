@@ -59,6 +59,9 @@ impl CongestionControl for Hpcc {
     fn clone_box(&self) -> Box<dyn CongestionControl> {
         Box::new(self.clone())
     }
+    fn partial_window(&self) -> bool {
+        true
+    }
     fn wants_int(&self) -> bool {
         true
     }

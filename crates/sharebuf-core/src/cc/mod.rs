@@ -71,6 +71,12 @@ pub trait CongestionControl: Send {
     fn ecn_capable(&self) -> bool {
         false
     }
+    /// The window is a fractional byte count (rate × τ): a packet may leave while the bytes in
+    /// flight are below it, as in the HPCC/PowerTCP reference code, instead of TCP's
+    /// in-flight + packet ≤ cwnd.
+    fn partial_window(&self) -> bool {
+        false
+    }
     /// Switches must stamp INT records on this flow's data packets.
     fn wants_int(&self) -> bool {
         false

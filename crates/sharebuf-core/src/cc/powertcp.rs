@@ -78,6 +78,9 @@ impl CongestionControl for PowerTcp {
     fn clone_box(&self) -> Box<dyn CongestionControl> {
         Box::new(self.clone())
     }
+    fn partial_window(&self) -> bool {
+        true
+    }
     fn wants_int(&self) -> bool {
         true
     }

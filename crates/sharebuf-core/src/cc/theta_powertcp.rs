@@ -47,6 +47,9 @@ impl CongestionControl for ThetaPowerTcp {
     fn clone_box(&self) -> Box<dyn CongestionControl> {
         Box::new(self.clone())
     }
+    fn partial_window(&self) -> bool {
+        true
+    }
     fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
         self.ctl.start(w, path);
         self.w = self.ctl.window_bytes();

@@ -55,6 +55,7 @@ pub struct TcpFlow {
     /// Data bytes sent so far, retransmissions included (unscheduled tagging).
     bytes_sent: u64,
     ecn: bool,
+    partial_window: bool,
     /// SACK scoreboard and the retransmission frontier of the current recovery.
     sb: Scoreboard,
     rexmit_next: u64,
@@ -108,6 +109,7 @@ impl TcpFlow {
             next_send_ps: 0,
             bytes_sent: 0,
             ecn: false,
+            partial_window: false,
             sb: Scoreboard::default(),
             rexmit_next: 0,
             rtx_marks: Vec::new(),
@@ -137,6 +139,7 @@ impl TcpFlow {
     /// Start the flow: send a SYN, or data at once on a pre-established connection.
     pub fn start(&mut self, now: Time, cc: Box<dyn CongestionControl>, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         self.ecn = cc.ecn_capable();
+        self.partial_window = cc.partial_window();
         self.cc = Some(cc);
         if self.handshake {
             self.state = SendState::SynSent;
@@ -188,7 +191,7 @@ impl TcpFlow {
                 continue;
             }
             let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
-            if self.snd_nxt - self.snd_una + len > self.win.cwnd_bytes.max(cfg.mss_bytes) {
+            if !self.window_allows(self.snd_nxt - self.snd_una, len, cfg) {
                 break;
             }
             if !self.pace_ok(len, now, cfg) {
@@ -201,6 +204,18 @@ impl TcpFlow {
             if !self.rto.armed() {
                 self.rto.arm(now + self.rto_ps);
             }
+        }
+    }
+
+    /// Whether the window lets `len` more bytes go with `in_flight` outstanding: the TCP rule
+    /// in_flight + len ≤ cwnd (RFC 5681), or, for algorithms whose window is a fractional
+    /// rate × τ (PowerTCP, HPCC), in_flight < cwnd as the HPCC/PowerTCP reference code does.
+    #[inline]
+    fn window_allows(&self, in_flight: u64, len: u64, cfg: &TransportCfg) -> bool {
+        if self.partial_window {
+            in_flight < self.win.cwnd_bytes.max(1)
+        } else {
+            in_flight + len <= self.win.cwnd_bytes.max(cfg.mss_bytes)
         }
     }
 
@@ -230,7 +245,7 @@ impl TcpFlow {
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
                 None => break,
             };
-            if pipe + len > self.win.cwnd_bytes.max(cfg.mss_bytes) {
+            if !self.window_allows(pipe, len, cfg) {
                 break;
             }
             if !self.pace_ok(len, now, cfg) {
