@@ -74,7 +74,6 @@ def _measure(cc, n):
 
 KNOWN_GAPS = {
     ("timely", 16): "16 flows starting at line rate overflow the buffer; without SACK, NewReno-style recovery of many holes stalls",
-    ("theta_powertcp", 16): "utilization 0.94 with 16 flows: the RTT-gradient estimate oscillates around a small standing queue",
 }
 
 
@@ -98,9 +97,13 @@ def test_power_based_queue_near_zero(cc, n):
     assert m["jain"] >= 0.95, m
 
 
-def test_timely_rtt_stays_below_t_high():
+def test_timely_rtt_stays_in_its_band():
     m = _measure("timely", 4)
-    # RTT = base (42 us) + queueing; T_high = 500 us bounds it once converged.
+    # RTT = base (42 us) + queueing. Once converged TIMELY holds it between T_low = 50 us
+    # (below it, it only increases the rate) and T_high = 500 us: the mean sits at the lower
+    # edge (within 10%), the p99 stays under T_high.
+    rtt_mean = 42e-6 + m["q_mean"] * 8 / 10e9
+    assert 0.9 * 50e-6 <= rtt_mean <= 500e-6, m
     assert 42e-6 + m["q_p99"] * 8 / 10e9 < 500e-6, m
 
 

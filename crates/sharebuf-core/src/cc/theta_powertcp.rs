@@ -62,13 +62,17 @@ impl CongestionControl for ThetaPowerTcp {
         }
         let tau = self.ctl.tau_s();
         let rtt = rtt as f64 / PS_PER_S as f64;
-        let dt = ((a.now - self.last_update) as f64 / PS_PER_S as f64).min(tau);
+        // The gradient uses the real interval; the smoothing weight is capped at τ (the
+        // ABM code divides by the capped value, which overstates the gradient when the
+        // update interval exceeds τ).
+        let interval = (a.now - self.last_update) as f64 / PS_PER_S as f64;
+        let dt = interval.min(tau);
         self.last_update = a.now;
         let Some(prev) = self.prev_rtt_s.replace(rtt) else { return };
         if dt <= 0.0 {
             return;
         }
-        let grad = ((rtt - prev) / dt + 1.0).max(0.5);
+        let grad = ((rtt - prev) / interval + 1.0).max(0.5);
         let g = grad * rtt / tau;
         self.power = (self.power * (tau - dt) + g * dt) / tau;
         if self.power > 0.0 {
