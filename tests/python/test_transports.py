@@ -39,8 +39,9 @@ def test_unknown_workload_cc_is_a_clear_error():
 
 # ----------------------------------------------------------------------------------------
 # Rate-based and INT-based transports on a single 10 Gbps bottleneck (star, 10 us links,
-# base RTT 40 us, BDP ~52 KB): N long flows into one receiver. Utilization and fairness are
-# measured over the second half of a 40 ms run (two deterministic runs, 20 and 40 ms).
+# base RTT 40 us, BDP ~52 KB): N long flows starting together at line rate into one receiver.
+# Utilization and fairness are measured once converged, over the last 20 ms of a 60 ms run
+# (two deterministic runs, 40 and 60 ms).
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -52,6 +53,8 @@ def _bottleneck(cc, n, ms):
     sc = star(hosts=n + 1, buffer_bytes=10_000_000, delay_us=10.0)
     sc["max_ms"] = ms
     sc["transport"] = {"cc": cc, "handshake": False}
+    if cc == "dctcp":
+        sc["switch"]["ecn_k_bytes"] = 65 * 1502
     sc["output"] = {"buffer_sample_us": 10, "queue_sample_us": 10}
     sc["workload"] = [{"kind": "flows", "flows": [{"src": i, "dst": n, "size_bytes": 10**9, "start_s": 0.0} for i in range(n)]}]
     return sharebuf.run(sc)
@@ -62,30 +65,45 @@ _cache = {}
 
 def _measure(cc, n):
     if (cc, n) not in _cache:
-        half, full = _bottleneck(cc, n, 20), _bottleneck(cc, n, 40)
+        half, full = _bottleneck(cc, n, 40), _bottleneck(cc, n, 60)
         rx = (full.flows.received_bytes.values - half.flows.received_bytes.values).astype(float)
-        util = rx.sum() * (1448 + 54) / 1448 * 8 / 10e9 / 20e-3
+        # Link utilization: every data packet the receiver got (all are full-size here).
+        pkts = full.summary["packets"]["delivered_data"] - half.summary["packets"]["delivered_data"]
+        util = pkts * (1448 + 54) * 8 / 10e9 / 20e-3
         jain = rx.sum() ** 2 / (len(rx) * (rx**2).sum())
         q = full.queue_occupancy
-        queue = q[(q.port == n) & (q.time_s > 0.02)].bytes
-        _cache[(cc, n)] = dict(util=util, jain=jain, q_mean=queue.mean(), q_p99=np.percentile(queue, 99), drops=full.summary["drops_total"])
+        queue = q[(q.port == n) & (q.time_s > 0.04)].bytes
+        _cache[(cc, n)] = dict(util=util, jain=jain, q_mean=queue.mean(), q_p99=np.percentile(queue, 99),
+                               late_drops=full.summary["drops_total"] - half.summary["drops_total"],
+                               drops=full.summary["drops_total"])
     return _cache[(cc, n)]
 
 
-KNOWN_GAPS = {
-    ("timely", 16): "16 flows starting at line rate overflow the buffer; without SACK, NewReno-style recovery of many holes stalls",
-}
+KNOWN_GAPS: dict = {}
 
 
-@pytest.mark.parametrize("cc", ["timely", "powertcp", "theta_powertcp", "hpcc"])
+@pytest.mark.parametrize("cc", ["newreno", "cubic", "dctcp", "timely", "powertcp", "theta_powertcp", "hpcc"])
 @pytest.mark.parametrize("n", [1, 4, 16])
-def test_rate_based_utilization(cc, n):
+def test_bottleneck_utilization(cc, n):
     if (cc, n) in KNOWN_GAPS:
         pytest.xfail(KNOWN_GAPS[(cc, n)])
     m = _measure(cc, n)
-    assert m["util"] >= 0.95, m
-    assert m["drops"] == 0, m
-    assert m["jain"] >= 0.93, m
+    assert 0.95 <= m["util"] <= 1.001, m  # 1.001: a packet straddling the window edges
+    assert m["late_drops"] == 0, m
+    if cc in ("timely", "powertcp", "theta_powertcp", "hpcc"):
+        # Delay- and INT-based algorithms converge to fair shares.
+        assert m["jain"] >= 0.95, m
+    if cc in ("powertcp", "theta_powertcp", "hpcc"):
+        # ... and never overflow, even at start. TIMELY's first RTTs at line rate do with 16
+        # flows (its RTT signal lags the queue it builds), then it converges.
+        assert m["drops"] == 0, m
+
+
+def test_dctcp_holds_the_queue_around_k():
+    for n in (4, 16):
+        m = _measure("dctcp", n)
+        assert 0.5 * 65 * 1502 <= m["q_mean"] <= 1.6 * 65 * 1502, (n, m)
+        assert m["drops"] == 0, m
 
 
 @pytest.mark.parametrize("cc", ["powertcp", "theta_powertcp", "hpcc"])

@@ -1,7 +1,8 @@
 //! DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257), as ns-3's TcpDctcp on Reno growth:
 //! α ← (1 − g)·α + g·F once per window of data (F = fraction of acked bytes that echoed CE),
 //! initial α = 1, g = 1/16; on an ECN echo, at most once per window, cwnd ← cwnd·(1 − α/2).
-//! Loss also sets ssthresh = cwnd·(1 − α/2).
+//! Loss halves the window like standard TCP (RFC 8257 §3.5, Linux); ns-3's TcpDctcp uses
+//! (1 − α/2) for losses too, which without ECN marks (α → 0) hardly backs off at all.
 
 use super::{AckInfo, CongestionControl, RenoGrowth, Window};
 use crate::config::{check_positive, Params};
@@ -81,7 +82,7 @@ impl CongestionControl for Dctcp {
         }
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
-        (((w.cwnd_bytes as f64) * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss_bytes)
+        (w.cwnd_bytes / 2).max(2 * w.mss_bytes)
     }
 }
 

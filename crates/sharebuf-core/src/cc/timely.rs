@@ -24,10 +24,13 @@ pub struct Timely {
     rtt_diff_ps: f64,
     neg_count: u32,
     min_rtt_ps: f64,
+    /// Update every this many acknowledged bytes (the paper's completion events); 0: once per RTT.
+    seg_bytes: u64,
+    acked_since: u64,
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "min_rate_mbps"])?;
+    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "min_rate_mbps", "segment_bytes"])?;
     let t_low = p.f64_or("t_low_us", 50.0)?;
     let t_high = p.f64_or("t_high_us", 500.0)?;
     if !(0.0 <= t_low && t_low < t_high) {
@@ -53,6 +56,8 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         rtt_diff_ps: 0.0,
         neg_count: 0,
         min_rtt_ps: 0.0,
+        seg_bytes: p.f64_or("segment_bytes", 64_000.0)?.max(0.0) as u64,
+        acked_since: 0,
     }))
 }
 
@@ -75,9 +80,15 @@ impl CongestionControl for Timely {
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let Some(rtt) = a.rtt_ps else { return };
-        if !self.ctl.once_per_rtt(a) {
+        self.acked_since += a.acked_bytes;
+        // Completion events: every segment_bytes acknowledged, or once per RTT, whichever
+        // comes first (so a slow flow still updates, and a fast one does not wait for an RTT
+        // inflated by the very queue it should react to).
+        let seg_due = self.seg_bytes > 0 && self.acked_since >= self.seg_bytes;
+        if !(self.ctl.once_per_rtt(a) || seg_due) {
             return;
         }
+        self.acked_since = 0;
         let rtt = rtt as f64;
         let Some(prev) = self.prev_rtt_ps.replace(rtt) else { return };
         self.rtt_diff_ps = (1.0 - self.alpha) * self.rtt_diff_ps + self.alpha * (rtt - prev);

@@ -62,6 +62,8 @@ pub struct TcpFlow {
     /// Retransmissions of this recovery: (sequence, snd_max when sent). Data sent after a
     /// retransmission being SACKed by 3 segments while it is still missing means it was lost.
     rtx_marks: Vec<(u64, u64)>,
+    /// Time of the last window cut for a lost retransmission.
+    last_cut_ps: Time,
 
     // --- receiver ---
     pub rcv_nxt: u64,
@@ -113,6 +115,7 @@ impl TcpFlow {
             sb: Scoreboard::default(),
             rexmit_next: 0,
             rtx_marks: Vec::new(),
+            last_cut_ps: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_open: !handshake,
@@ -369,7 +372,11 @@ impl TcpFlow {
             let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
-            if !self.in_recovery && loss && (self.recover == NO_RECOVER || self.snd_una > self.recover) {
+            // A new recovery only for losses of data sent after the previous one began
+            // (RFC 6582 §3.2 for NewReno: ack > recover; with SACK the holes above the
+            // recovery point are such losses as soon as the point is acknowledged).
+            let new_window = self.recover == NO_RECOVER || self.snd_una > self.recover || (cfg.sack && self.snd_una >= self.recover);
+            if !self.in_recovery && loss && new_window {
                 let flight = self.snd_max - self.snd_una;
                 self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
                 self.recover = self.snd_max;
@@ -395,6 +402,15 @@ impl TcpFlow {
                 if self.sb.highest() >= mark + 3 * cfg.mss_bytes {
                     // Data sent after the head's retransmission arrived and it did not: the
                     // retransmission was lost too (a RACK-style rule); send it again, alone.
+                    // A lost retransmission is a new congestion signal (RFC 8985 §9.3): cut
+                    // the window again, at most once per RTT.
+                    let srtt = self.srtt_ps.max(self.path.tau_ps as f64) as Time;
+                    if now >= self.last_cut_ps + srtt {
+                        let pipe = (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes());
+                        self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, pipe);
+                        self.win.cwnd_bytes = self.win.ssthresh_bytes;
+                        self.last_cut_ps = now;
+                    }
                     self.rtx_marks.retain(|&(seq, _)| seq != una);
                     let len = cfg.mss_bytes.min(self.size_bytes - una);
                     let p = self.data(una, len, now, cfg);
