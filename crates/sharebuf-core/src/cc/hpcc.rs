@@ -5,10 +5,10 @@
 //!   W = W_c + W_AI         otherwise,
 //! with the reference W_c (and the stage) updated once per RTT; the rate is W/τ, paced.
 
-use super::rate::{mbps, RateCtl};
+use super::rate::{max_over_hops, mbps, RateCtl};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::config::Params;
-use crate::engine::{Time, PS_PER_S};
+use crate::engine::Time;
 use crate::packet::IntStack;
 
 #[derive(Clone)]
@@ -35,21 +35,10 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
 
 /// Bottleneck utilization and its Δt (seconds) between two INT stacks.
 pub fn bottleneck_utilization(cur: &IntStack, prev: &IntStack, tau_s: f64) -> Option<(f64, f64)> {
-    let mut best: Option<(f64, f64)> = None;
-    for i in 0..(cur.n.min(prev.n) as usize) {
-        let (h, p) = (&cur.hops[i], &prev.hops[i]);
-        if h.ts_ps <= p.ts_ps {
-            continue;
-        }
-        let dt = (h.ts_ps - p.ts_ps) as f64 / PS_PER_S as f64;
+    max_over_hops(cur, prev, |h, p, _dt, tx| {
         let b = h.rate_bps as f64;
-        let tx = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / dt;
-        let u = (h.qlen_bytes.min(p.qlen_bytes) as f64) * 8.0 / (b * tau_s) + tx / b;
-        if best.map_or(true, |(bu, _)| u > bu) {
-            best = Some((u, dt));
-        }
-    }
-    best
+        (h.qlen_bytes.min(p.qlen_bytes) as f64) * 8.0 / (b * tau_s) + tx / b
+    })
 }
 
 impl CongestionControl for Hpcc {

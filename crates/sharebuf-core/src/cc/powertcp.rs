@@ -6,10 +6,10 @@
 //! while the reference window W_ref is updated once per RTT. η = target utilization.
 //! λ is floored at B/2 (the reference code's rule) so a draining queue keeps Γ up.
 
-use super::rate::{mbps, RateCtl};
+use super::rate::{max_over_hops, mbps, RateCtl};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::config::Params;
-use crate::engine::{Time, PS_PER_S};
+use crate::engine::Time;
 use crate::packet::IntStack;
 
 #[derive(Clone)]
@@ -38,26 +38,15 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
 
 /// Normalized power of the bottleneck hop and that hop's Δt (seconds), from two INT stacks.
 pub fn bottleneck_power(cur: &IntStack, prev: &IntStack, tau_s: f64) -> Option<(f64, f64)> {
-    let mut best: Option<(f64, f64)> = None;
-    for i in 0..(cur.n.min(prev.n) as usize) {
-        let (h, p) = (&cur.hops[i], &prev.hops[i]);
-        if h.ts_ps <= p.ts_ps {
-            continue;
-        }
-        let dt = (h.ts_ps - p.ts_ps) as f64 / PS_PER_S as f64;
+    max_over_hops(cur, prev, |h, p, dt, tx| {
         let b = h.rate_bps as f64;
-        let tx = (h.tx_bytes.saturating_sub(p.tx_bytes)) as f64 * 8.0 / dt;
         let qdot = (h.qlen_bytes as f64 - p.qlen_bytes as f64) * 8.0 / dt;
         // Floor the arrival rate at half the link rate, as the PowerTCP reference code does
         // (when a queue drains at line rate, λ → 0 and Γ would vanish, letting windows jump
         // back to line rate while the queue is still long).
         let lambda = (tx + qdot).max(0.5 * b);
-        let g = lambda * (b * tau_s + 8.0 * h.qlen_bytes as f64) / (b * b * tau_s);
-        if best.map_or(true, |(bg, _)| g > bg) {
-            best = Some((g, dt));
-        }
-    }
-    best
+        lambda * (b * tau_s + 8.0 * h.qlen_bytes as f64) / (b * b * tau_s)
+    })
 }
 
 impl PowerTcp {

@@ -4,6 +4,7 @@
 
 use super::{AckInfo, PathInfo, Window};
 use crate::engine::{Time, PS_PER_S};
+use crate::packet::{IntHop, IntStack};
 
 #[derive(Clone, Debug)]
 pub struct RateCtl {
@@ -71,4 +72,23 @@ pub fn mbps(p: &crate::config::Params, key: &str, default: f64) -> Result<f64, S
     let v = p.f64_or(key, default)?;
     crate::config::check_positive("transport.cc_params", key, &[v])?;
     Ok(v * 1e6)
+}
+
+/// The hop maximizing `metric(hop, previous record, Δt seconds, tx rate bits/s)` between two
+/// INT stacks of the same path, with that hop's Δt (PowerTCP's power, HPCC's utilization).
+pub fn max_over_hops(cur: &IntStack, prev: &IntStack, metric: impl Fn(&IntHop, &IntHop, f64, f64) -> f64) -> Option<(f64, f64)> {
+    let mut best: Option<(f64, f64)> = None;
+    for i in 0..(cur.n.min(prev.n) as usize) {
+        let (h, p) = (&cur.hops[i], &prev.hops[i]);
+        if h.ts_ps <= p.ts_ps {
+            continue;
+        }
+        let dt = (h.ts_ps - p.ts_ps) as f64 / PS_PER_S as f64;
+        let tx_bps = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / dt;
+        let v = metric(h, p, dt, tx_bps);
+        if best.map_or(true, |(bv, _)| v > bv) {
+            best = Some((v, dt));
+        }
+    }
+    best
 }
