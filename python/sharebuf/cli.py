@@ -71,6 +71,45 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .sweep import parse_values, sweep
+
+    grid = {}
+    for item in args.grid or []:
+        if "=" not in item:
+            raise ScenarioError(f"--grid {item!r}: expected KEY=VALUES, e.g. switch.bm.scheme=dt,abm")
+        k, v = item.split("=", 1)
+        grid[k.strip()] = parse_values(v)
+    if not grid and not args.seeds:
+        raise ScenarioError("sweep: give at least one --grid KEY=VALUES or --seeds")
+    seeds = parse_values(args.seeds) if args.seeds else None
+    if seeds and not all(isinstance(x, int) and x >= 0 for x in seeds):
+        raise ScenarioError(f"--seeds {args.seeds!r}: expected non-negative integers, e.g. 1,2,3")
+    table = sweep(args.scenario, grid, seeds=seeds, out=args.out, jobs=args.jobs, use_ray=args.ray,
+                  ray_address=args.ray_address, progress=not args.quiet)
+    if args.quiet:
+        return 0
+    t = Table(title=f"sweep: {len(table)} runs -> {args.out}/sweep.parquet")
+    cols = [c for c in table.columns if c in grid or c in ("run", "seed") or c.startswith("slowdown_p99") or c in ("drops", "flows_finished")]
+    for c in cols:
+        t.add_column(str(c), justify="right")
+    for _, r in table[cols].iterrows():
+        t.add_row(*[f"{v:.3g}" if isinstance(v, float) else str(v) for v in r])
+    Console().print(t)
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from .sweep import plot
+
+    path = plot(args.sweep, args.x, args.y, hue=args.hue, out=args.out, logy=args.logy)
+    print(f"wrote {path} and {path.with_suffix('.pdf')}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -87,6 +126,25 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="list bundled scenarios, schemes, transports and CDFs")
     ls.set_defaults(func=cmd_list)
+    sw = sub.add_parser("sweep", help="run a scenario over a grid of values (and seeds), locally or on Ray")
+    sw.add_argument("scenario", nargs="?", default=None, help="TOML file or bundled scenario name")
+    sw.add_argument("--grid", action="append", metavar="KEY=VALUES",
+                    help="scenario key and its values, e.g. switch.bm.scheme=dt,abm or 'switch.bm.alpha=[[1,0.5],[1,1]]'; repeat for more keys")
+    sw.add_argument("--seeds", help="comma list of seeds, e.g. 1,2,3 (default: the scenario's)")
+    sw.add_argument("--out", required=True, help="directory for the runs and sweep.parquet")
+    sw.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    sw.add_argument("--ray", action="store_true", help="run the points as Ray tasks (pip install 'sharebuf[cluster]')")
+    sw.add_argument("--ray-address", help="Ray cluster address (default: start or join a local Ray)")
+    sw.add_argument("--quiet", action="store_true")
+    sw.set_defaults(func=cmd_sweep)
+    pl = sub.add_parser("plot", help="plot a sweep: a metric against a swept key")
+    pl.add_argument("sweep", help="sweep directory (or its sweep.parquet)")
+    pl.add_argument("--x", required=True, help="swept key, e.g. workload[1].request_fraction_of_buffer")
+    pl.add_argument("--y", required=True, help="metric column, e.g. slowdown_p99.incast, drops, buffer_p99_bytes")
+    pl.add_argument("--hue", help="swept key drawn as separate lines")
+    pl.add_argument("--logy", action="store_true")
+    pl.add_argument("--out", help="output PNG (a PDF is written beside it)")
+    pl.set_defaults(func=cmd_plot)
     try:
         from .analysis.cli import register
     except ImportError:  # analysis toolkit not present
