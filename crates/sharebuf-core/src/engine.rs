@@ -59,7 +59,7 @@ pub struct Event {
 impl Event {
     #[inline]
     pub fn kind(&self) -> Kind {
-        // SAFETY-free decode: the kind is stored in the low byte of seq's companion field.
+        // The kind is stored in the low byte of `seq`, below the insertion counter.
         KINDS[(self.seq & 0xff) as usize]
     }
 }

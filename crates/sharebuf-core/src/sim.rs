@@ -311,7 +311,6 @@ impl Simulator {
                             self.ports[vg].queued_pkts -= 1;
                             let vsize = self.pool.get(vid).size_bytes as u64;
                             sw.buf.on_dequeue(victim, vsize, false);
-                            let vsize = self.pool.get(vid).size_bytes as u64;
                             self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
                             self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
                             self.pool.free(vid);
