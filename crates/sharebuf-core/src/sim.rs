@@ -138,6 +138,7 @@ impl Simulator {
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
                 buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
+                bm_hooks: bmgr.uses_queue_hooks(),
                 bm: bmgr,
                 ecn_k_bytes: ecn_k.clone(),
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
@@ -338,7 +339,9 @@ impl Simulator {
         if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
             sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
         }
-        sw.bm.on_enqueue(&sw.buf, qr, &p, now);
+        if sw.bm_hooks {
+            sw.bm.on_enqueue(&sw.buf, qr, &p, now);
+        }
         *self.pool.get_mut(id) = p;
         let g = sw.ports[local] as usize;
         self.ports[g].push(qr.queue, id);
@@ -390,7 +393,7 @@ impl Simulator {
             let qr = QueueRef { port: local, queue: q };
             let pkt = *self.pool.get(id);
             sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
-            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+            if sw.bm_hooks && !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += pkt.size_bytes as u64;
                 self.pool.free(id);

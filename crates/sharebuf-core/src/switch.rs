@@ -152,7 +152,9 @@ pub struct Switch {
     pub ports: Vec<u32>,
     pub routes: RouteTable,
     pub buf: BufferState,
-    pub bm: Box<dyn BufferManager>,
+    pub(crate) bm: Box<dyn BufferManager>,
+    /// `bm.uses_queue_hooks()`, read once.
+    pub(crate) bm_hooks: bool,
     /// ECN marking threshold per queue (u64::MAX: off).
     pub ecn_k_bytes: Vec<u64>,
     pub drr_quantum_bytes: u64,
@@ -160,6 +162,16 @@ pub struct Switch {
 }
 
 impl Switch {
+    /// Replace this switch's buffer-management scheme (tests, embedding).
+    pub fn set_bm(&mut self, bm: Box<dyn BufferManager>) {
+        self.bm_hooks = bm.uses_queue_hooks();
+        self.bm = bm;
+    }
+
+    pub fn bm(&self) -> &dyn BufferManager {
+        self.bm.as_ref()
+    }
+
     #[inline]
     pub fn queue_of(&self, prio: u8) -> usize {
         (prio as usize).min(self.buf.n_queues - 1)

@@ -19,6 +19,9 @@ impl BufferManager for CompletePartitioning {
     fn name(&self) -> &'static str {
         "cp"
     }
+    fn uses_queue_hooks(&self) -> bool {
+        false
+    }
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
         if st.qbytes(q) + pkt.size_bytes as u64 <= self.share_bytes {
             Admission::Accept

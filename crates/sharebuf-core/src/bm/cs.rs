@@ -16,6 +16,9 @@ impl BufferManager for CompleteSharing {
     fn name(&self) -> &'static str {
         "cs"
     }
+    fn uses_queue_hooks(&self) -> bool {
+        false
+    }
     fn admit(&mut self, _st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) -> Admission {
         Admission::Accept
     }

@@ -40,6 +40,9 @@ impl BufferManager for DynamicThresholds {
     fn name(&self) -> &'static str {
         "dt"
     }
+    fn uses_queue_hooks(&self) -> bool {
+        false
+    }
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
         admit_for(st, q, pkt.size_bytes, self.alpha[q.queue])

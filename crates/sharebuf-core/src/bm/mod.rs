@@ -174,6 +174,12 @@ pub trait BufferManager: Send {
         None
     }
 
+    /// Whether the switch must call `on_enqueue`/`on_dequeue` (schemes that keep no per-packet
+    /// state and never drop at dequeue return false and save two calls per packet).
+    fn uses_queue_hooks(&self) -> bool {
+        true
+    }
+
     /// Called after a packet entered queue `q` (state already updated).
     fn on_enqueue(&mut self, _st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) {}
 
