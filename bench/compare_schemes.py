@@ -45,7 +45,9 @@ def run_one(args):
 
     import sharebuf
 
-    sc = tomllib.loads((HERE / "schemes-leafspine.toml").read_text())
+    from importlib import resources
+
+    sc = tomllib.loads((resources.files("sharebuf") / "scenarios" / "abm-eval.toml").read_text())
     sc["switch"].update(switch)
     sc["switch"]["bm"] = {"scheme": scheme, **params}
     sc["transport"]["cc"] = cc
@@ -88,7 +90,7 @@ def main() -> int:
     dt = next(r for r in rows if r["scheme"] == "dt")
     lines = [
         f"Scheme comparison, {a.cc}, websearch 40% + incast 50% of buffer, {a.arrivals_ms:.0f} ms of arrivals "
-        f"(bench/schemes-leafspine.toml; {dt['flows']} flows per run)",
+        f"(bundled scenario abm-eval; {dt['flows']} flows per run)",
         "",
         "| scheme | incast p99 slowdown | vs DT | short-flow p99 slowdown | vs DT | long-flow Gbps | leaf occupancy mean % | p99 % | drops | unfinished | wall s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
