@@ -166,3 +166,20 @@ def test_sack_recovers_many_losses_per_window_in_about_one_rtt():
     assert s.flows.end_s.max() < 0.5 * n.flows.end_s.max(), (s.flows.end_s.max(), n.flows.end_s.max())
     # No spurious retransmissions: every retransmitted segment had been dropped.
     assert s.flows.retransmits.sum() <= s.summary["drops_total"]
+
+
+def test_ecn_marks_are_split_between_switches_and_nics():
+    # One DCTCP flow: its NIC is the bottleneck (same rate as the switch port), so only the
+    # NIC queue builds and marks; two flows into one port make the switch mark.
+    def run(n):
+        sc = star(hosts=n + 1, buffer_bytes=4_000_000, delay_us=5.0)
+        sc["max_ms"] = 50
+        sc["switch"]["ecn_k_bytes"] = 30_000
+        sc["transport"] = {"cc": "dctcp"}
+        sc["workload"] = [{"kind": "flows", "flows": [{"src": i, "dst": n, "size_bytes": 2_000_000, "start_s": 0.0} for i in range(n)]}]
+        return sharebuf.run(sc).summary["packets"]
+
+    one, two = run(1), run(2)
+    assert one["ecn_marked_at_nics"] > 0 and one["ecn_marked_at_switches"] == 0, one
+    assert two["ecn_marked_at_switches"] > 0, two
+    assert two["ecn_marked"] == two["ecn_marked_at_switches"] + two["ecn_marked_at_nics"]

@@ -15,7 +15,10 @@ pub struct Counters {
     pub delivered_data_pkts: u64,
     pub drop_pkts: [u64; 4],
     pub drop_bytes: [u64; 4],
+    /// CE marks set by switches.
     pub ecn_marks: u64,
+    /// CE marks set by host NICs.
+    pub nic_ecn_marks: u64,
 }
 
 /// A per-queue occupancy sample.

@@ -421,7 +421,7 @@ impl Simulator {
             let port = &mut self.ports[h as usize];
             if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
                 p.flags |= flags::CE;
-                self.counters.ecn_marks += 1;
+                self.counters.nic_ecn_marks += 1;
             }
             port.nic_bytes += p.size_bytes as u64;
             p.enq_ps = self.ev.now;
