@@ -139,6 +139,7 @@ impl Simulator {
                 routes: topo.routes[s].clone(),
                 buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
                 bm_hooks: bmgr.uses_queue_hooks(),
+                bm_classify: bmgr.classifies(),
                 bm: bmgr,
                 ecn_k_bytes: ecn_k.clone(),
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
@@ -296,7 +297,11 @@ impl Simulator {
         let p = *self.pool.get(id);
         let sw = &mut self.switches[s];
         let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, s as u32));
-        let qr = sw.qref(local, p.prio);
+        let mut qr = sw.qref(local, p.prio);
+        if sw.bm_classify {
+            let q = sw.bm.classify(&sw.buf, local, &p, qr.queue, now);
+            qr.queue = q.min(sw.buf.n_queues - 1);
+        }
         let size = p.size_bytes as u64;
         loop {
             match sw.bm.admit(&sw.buf, qr, &p, now) {

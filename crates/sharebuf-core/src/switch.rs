@@ -155,6 +155,8 @@ pub struct Switch {
     pub(crate) bm: Box<dyn BufferManager>,
     /// `bm.uses_queue_hooks()`, read once.
     pub(crate) bm_hooks: bool,
+    /// `bm.classifies()`, read once.
+    pub(crate) bm_classify: bool,
     /// ECN marking threshold per queue (u64::MAX: off).
     pub ecn_k_bytes: Vec<u64>,
     pub drr_quantum_bytes: u64,
@@ -165,6 +167,7 @@ impl Switch {
     /// Replace this switch's buffer-management scheme (tests, embedding).
     pub fn set_bm(&mut self, bm: Box<dyn BufferManager>) {
         self.bm_hooks = bm.uses_queue_hooks();
+        self.bm_classify = bm.classifies();
         self.bm = bm;
     }
 

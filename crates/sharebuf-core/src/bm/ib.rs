@@ -18,11 +18,10 @@
 //!   of the queue share one counter, no elephant trap), M in packets, k = 15, M_fair₀ = 4e6,
 //!   no cap, AFD only above 150 KiB, DPP off, no headroom.
 //!
-//! DPP within the BM interface: the switch picks the queue from the packet's priority before
-//! `admit`, so a DPP packet (among the first `dpp_packets` of its flow) is *not* moved to the
-//! priority queue. It is admitted against the priority queue's α (`alpha[dpp_queue]`), is exempt
-//! from AFD and (nexus) may use the short-flow headroom, but it waits in its own queue behind
-//! the elephants (no fast lane, no scheduling priority).
+//! DPP: `classify` moves a packet among the first `dpp_packets` of its flow to the priority
+//! queue `dpp_queue` (the fast lane); there it is admitted against that queue's α, is exempt
+//! from AFD and (nexus) may use the short-flow headroom. `dpp_requeue = false` leaves it in its
+//! own queue with only the priority queue's α.
 
 use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
 use crate::engine::{Time, PS_PER_US};
@@ -68,6 +67,8 @@ pub struct IntelligentBuffer {
     dpp: bool,
     dpp_packets: u32,
     dpp_queue: usize,
+    /// DPP moves the packet to `dpp_queue` (true) or only gives it that queue's α (false).
+    dpp_requeue: bool,
     headroom: f64,
     ticks: u64,
     rng: Xoshiro256PlusPlus,
@@ -83,7 +84,7 @@ fn build_ib(p: &Params, ctx: &BmContext) -> Result<IntelligentBuffer, String> {
         &[
             "mode", "alpha", "afd", "afd_per", "afd_count", "afd_window_us", "afd_gain_a", "afd_gain_b", "afd_qref_bytes",
             "afd_mfair0", "afd_mfair_max", "afd_scale", "afd_min_queue_bytes", "etrap_bytes", "flow_idle_us", "dpp",
-            "dpp_packets", "dpp_queue", "headroom_bytes",
+            "dpp_packets", "dpp_queue", "dpp_requeue", "headroom_bytes",
         ],
     )?;
     let code = p.str_or("mode", "nexus", &["nexus", "abm_code"])? == "abm_code";
@@ -167,6 +168,7 @@ fn build_ib(p: &Params, ctx: &BmContext) -> Result<IntelligentBuffer, String> {
         dpp,
         dpp_packets: dpp_packets as u32,
         dpp_queue: dpp_queue as usize,
+        dpp_requeue: p.bool_or("dpp_requeue", true)?,
         headroom,
         ticks: 0,
         rng: Xoshiro256PlusPlus::seed_from_u64(ctx.seed),
@@ -192,6 +194,24 @@ impl IntelligentBuffer {
 impl BufferManager for IntelligentBuffer {
     fn name(&self) -> &'static str {
         "ib"
+    }
+
+    fn classifies(&self) -> bool {
+        self.dpp && self.dpp_requeue
+    }
+
+    /// DPP: a packet among the first `dpp_packets` of its flow (counting this one; the flow
+    /// restarts after `flow_idle_us` idle) goes to the priority queue `dpp_queue`.
+    fn classify(&mut self, _st: &BufferState, _port: usize, pkt: &Packet, default_queue: usize, now: Time) -> usize {
+        let young = match self.flows.get(&pkt.flow_key()) {
+            None => true,
+            Some(f) => f.pkts < self.dpp_packets || now.saturating_sub(f.last_seen) > self.idle_ps,
+        };
+        if young {
+            self.dpp_queue
+        } else {
+            default_queue
+        }
     }
 
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
@@ -319,6 +339,29 @@ mod tests {
         assert_eq!(bm.admit(&st, q, &flow_pkt(9, 1_000, 1), 3), Admission::Accept);
         // After 5 ms idle the flow starts over as DPP.
         assert_eq!(bm.admit(&st, q, &flow_pkt(9, 1_500, 1), 3 + 5_001 * PS_PER_US), Admission::Accept);
+    }
+
+    #[test]
+    fn dpp_moves_the_first_packets_of_a_flow_to_the_priority_queue() {
+        let mut bm = mk(json!({"alpha": [1.0, 0.25], "headroom_bytes": 0, "dpp_packets": 2}), 2, 2, 100_000);
+        assert!(bm.classifies());
+        let st = state(100_000, 2, 2);
+        let mut send = |t: Time| {
+            let p = flow_pkt(9, 1_500, 1);
+            let q = bm.classify(&st, 0, &p, 1, t);
+            bm.admit(&st, QueueRef { port: 0, queue: q }, &p, t);
+            q
+        };
+        // Packets 1 and 2 go to queue 0 (DPP), the third to its own queue 1.
+        assert_eq!((send(0), send(1), send(2)), (0, 0, 1));
+        // After the 5 ms idle gap the flow is young again.
+        assert_eq!(send(2 + 5_001 * PS_PER_US), 0);
+        // With dpp_requeue = false the queue is left alone (only the alpha changes).
+        let bm2 = mk(json!({"dpp_requeue": false}), 2, 2, 100_000);
+        assert!(!bm2.classifies());
+        // In the ABM code's mode DPP is off.
+        let bm3 = mk(json!({"mode": "abm_code"}), 2, 2, 100_000);
+        assert!(!bm3.classifies());
     }
 
     #[test]

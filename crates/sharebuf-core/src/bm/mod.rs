@@ -165,6 +165,18 @@ pub enum Admission {
 pub trait BufferManager: Send {
     fn name(&self) -> &'static str;
 
+    /// Whether the switch must call `classify` (default: no; the queue is the priority's).
+    fn classifies(&self) -> bool {
+        false
+    }
+
+    /// Choose the queue of an arriving packet on its egress port (default: `default_queue`,
+    /// the queue of its priority). Runs before `admit`; Cisco IB's DPP moves the first packets
+    /// of a flow to a priority queue here.
+    fn classify(&mut self, _st: &BufferState, _port: usize, _pkt: &Packet, default_queue: usize, _now: Time) -> usize {
+        default_queue
+    }
+
     /// Decide on `pkt` arriving for queue `q`. The switch itself drops the packet if the
     /// pool lacks room (`remaining_bytes() < size`) after an `Accept`.
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission;
