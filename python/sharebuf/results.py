@@ -31,7 +31,7 @@ def _pct(x: np.ndarray, q: float) -> Optional[float]:
 class Results:
     """What one run produced. Tables are pyarrow; ``.flows`` etc. give pandas DataFrames."""
 
-    def __init__(self, raw: dict, *, scenario_name: str, seed: int, buffer_sample_ps: int):
+    def __init__(self, raw: dict, *, scenario_name: str, seed: int):
         self.scenario_name = scenario_name
         self.tables: Dict[str, pa.Table] = {}
         names = list(raw["workload_names"])

@@ -47,7 +47,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
             raw = _core.simulate(engine_spec_json(spec), None)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-    res = Results(raw, scenario_name=name, seed=sc.seed, buffer_sample_ps=spec["output"]["buffer_sample_ps"])
+    res = Results(raw, scenario_name=name, seed=sc.seed)
     res.spec = spec
     if out is not None:
         res.write(out)

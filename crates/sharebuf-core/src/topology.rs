@@ -37,11 +37,7 @@ impl RouteTable {
 
     #[inline]
     pub fn choose(&self, dst: u32, hash: u64) -> usize {
-        let (first, count) = self.span[dst as usize];
-        if count == 1 {
-            return self.cands[first as usize] as usize;
-        }
-        self.cands[(first + (hash % count as u64) as u32) as usize] as usize
+        self.choose_with(dst, || hash)
     }
 }
 

@@ -49,17 +49,6 @@ pub fn bottleneck_power(cur: &IntStack, prev: &IntStack, tau_s: f64) -> Option<(
     })
 }
 
-impl PowerTcp {
-    pub fn rate_bps(&self) -> f64 {
-        self.ctl.rate_bps
-    }
-
-    /// Smoothed normalized power Γ̄ and the reference window (bytes).
-    pub fn state(&self) -> (f64, f64) {
-        (self.power, self.w_ref)
-    }
-}
-
 impl CongestionControl for PowerTcp {
     fn name(&self) -> &'static str {
         "powertcp"

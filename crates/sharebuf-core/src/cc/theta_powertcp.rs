@@ -34,12 +34,6 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     Ok(Box::new(ThetaPowerTcp { gamma, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev_rtt_s: None, last_update: 0, power: 0.0, w: 0.0 }))
 }
 
-impl ThetaPowerTcp {
-    pub fn rate_bps(&self) -> f64 {
-        self.ctl.rate_bps
-    }
-}
-
 impl CongestionControl for ThetaPowerTcp {
     fn name(&self) -> &'static str {
         "theta_powertcp"

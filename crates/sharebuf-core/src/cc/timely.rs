@@ -61,12 +61,6 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     }))
 }
 
-impl Timely {
-    pub fn rate_bps(&self) -> f64 {
-        self.ctl.rate_bps
-    }
-}
-
 impl CongestionControl for Timely {
     fn name(&self) -> &'static str {
         "timely"

@@ -291,11 +291,6 @@ impl TcpFlow {
         self.rto_ps = (rto as Time).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
     }
 
-    /// Smoothed RTT, if sampled.
-    pub fn srtt_ps(&self) -> Option<f64> {
-        self.has_rtt.then_some(self.srtt_ps)
-    }
-
     /// Sender side: a SYN-ACK or ACK arrived.
     pub fn on_ack(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         match self.state {
