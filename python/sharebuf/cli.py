@@ -12,6 +12,13 @@ from .errors import ScenarioError
 from .sweep import add_set_argument
 
 
+def _console():
+    """Rich console on stdout; not a terminal (a pipe, a file): wide enough for the tables."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 140)
+
+
 def _next_hint(scenario: Optional[str], summary: dict) -> str:
     name = scenario or "default"
     scheme = (summary.get("overrides") or {}).get("switch.bm.scheme")
@@ -22,17 +29,17 @@ def _next_hint(scenario: Optional[str], summary: dict) -> str:
 
 
 def _print_summary(s: dict, out: Optional[Path], scenario: Optional[str] = None) -> None:
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from .classes import CLASSES
 
-    c = Console()
+    c = _console()
     c.print(f"[bold]{s['scenario']}[/bold]  seed {s['seed']}  simulated {s['sim_s'] * 1e3:.1f} ms in {s['wall_s']:.2f} s wall "
             f"({s['events'] / 1e6:.2f} M events, {s['events_per_s'] / 1e6:.2f} M events/s)"
             + ("   [yellow]hit max_ms[/yellow]" if s["hit_max_time"] else ""))
     if s.get("overrides"):
-        c.print("overrides: " + "  ".join(f"{k}={json.dumps(v)}" for k, v in s["overrides"].items()))
+        c.print("overrides: " + escape("  ".join(f"{k}={json.dumps(v)}" for k, v in s["overrides"].items())))
     fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
     t = Table(title="slowdown (FCT / ideal FCT) by class", title_justify="left")
     for col in ("class", "flows", "finished", "p50", "p99"):
@@ -62,8 +69,8 @@ def _print_summary(s: dict, out: Optional[Path], scenario: Optional[str] = None)
         w.add_row(name, str(v["flows"]), str(v["finished"]), fmt(v["p50"]), fmt(v["p99"]), fmt(v["mean"]))
     c.print(w)
     if out is not None:
-        c.print(f"results: {out}/ (flows, queries, buffer .parquet, summary.json, scenario.json); plots: sharebuf plot {out}")
-    c.print(_next_hint(scenario, s))
+        c.print(escape(f"results: {out}/ (flows, queries, buffer .parquet, summary.json, scenario.json); plots: sharebuf plot {out}"))
+    c.print(escape(_next_hint(scenario, s)))
 
 
 def cmd_run(args) -> int:
@@ -102,7 +109,6 @@ def cmd_list(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from .sweep import parse_sets, parse_values, scenario_dict, sweep
@@ -130,13 +136,13 @@ def cmd_sweep(args) -> int:
         t.add_column(str(c), justify="right")
     for _, r in table[cols].iterrows():
         t.add_row(*[f"{v:.3g}" if isinstance(v, float) else str(v) for v in r])
-    Console().print(t)
+    _console().print(t)
     print(f"results: {args.out}/sweep.parquet and {args.out}/run-*/; plot: sharebuf plot {args.out} --x KEY --y METRIC")
     return 0
 
 
 def cmd_compare(args) -> int:
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from .compare import FOOTNOTE, compare
@@ -152,12 +158,12 @@ def cmd_compare(args) -> int:
         return 0
     rows = c.render()
     t = Table(title=f"{args.scenario or 'default'}: {len(c.runs)} runs ({c.runs.attrs['ran']} ran, {c.runs.attrs['reused']} done before)",
-              title_justify="left", caption=FOOTNOTE.format(base=c.schemes[0]), caption_justify="left")
+              title_justify="left", caption=escape(FOOTNOTE.format(base=c.schemes[0])), caption_justify="left")
     for h in rows[0]:
-        t.add_column(h, justify="right")
+        t.add_column(escape(h), justify="right", no_wrap=True)
     for r in rows[1:]:
-        t.add_row(*r)
-    Console().print(t)
+        t.add_row(*map(escape, r))
+    _console().print(t)
     print(f"results: {out}/compare.md, compare.parquet, compare.png (+ .pdf), sweep.parquet, run-*/")
     return 0
 

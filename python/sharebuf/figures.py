@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import List, Sequence, Union
 
@@ -62,6 +63,8 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path, None] = None) -> P
     if not is_run_dir(d):
         raise ScenarioError(f"plot: '{d}' is not a run directory (no summary.json and flows.parquet)")
     plt = _plt()
+    summary = json.loads((d / "summary.json").read_text())
+    sw_names = list(summary["buffer"]["per_switch"])  # in switch-index order
     flows = pd.read_parquet(d / "flows.parquet")
     buf = pd.read_parquet(d / "buffer.parquet")
     qo = pd.read_parquet(d / "queue_occupancy.parquet") if (d / "queue_occupancy.parquet").is_file() else None
@@ -78,7 +81,8 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path, None] = None) -> P
         top = qo.groupby(["switch", "port"])["bytes"].mean().nlargest(BUSIEST_PORTS).index
         for sw, port in top:
             g = qo[(qo.switch == sw) & (qo.port == port)].groupby("time_s")["bytes"].sum()
-            ax.plot(g.index * 1e3, g.values / 1e3, lw=0.8, label=f"switch {sw} port {port}")
+            name = sw_names[sw] if sw < len(sw_names) else f"switch {sw}"
+            ax.plot(g.index * 1e3, g.values / 1e3, lw=0.8, label=f"{name} port {port}")
         ax.legend(fontsize=8)
         ax.set_title(f"queue occupancy of the {len(top)} busiest ports (all queues)")
     else:
@@ -96,7 +100,7 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path, None] = None) -> P
     for c, label in CLASSES.items():
         _cdf(ax, done.slowdown[masks[c]], label)
     _cdf_axes(ax, "slowdown per class")
-    fig.suptitle(f"{d.name}")
+    fig.suptitle(f"{summary['scenario']} (seed {summary['seed']}): {d}")
     return _save(fig, Path(out) if out else d / "run.png")
 
 
