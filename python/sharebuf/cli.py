@@ -9,54 +9,91 @@ from pathlib import Path
 from typing import List, Optional
 
 from .errors import ScenarioError
+from .sweep import add_set_argument
 
 
-def _print_summary(s: dict, out: Optional[Path]) -> None:
+def _console():
+    """Rich console on stdout; not a terminal (a pipe, a file): wide enough for the tables."""
     from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 140)
+
+
+def _next_hint(scenario: Optional[str], summary: dict) -> str:
+    name = scenario or "default"
+    scheme = (summary.get("overrides") or {}).get("switch.bm.scheme")
+    if scheme:
+        return f"next: sharebuf compare {name} --schemes dt,{scheme if scheme != 'dt' else 'abm'} --seeds 1,2,3"
+    return (f"next: sharebuf compare {name} --schemes dt,abm,fb --seeds 1,2,3   "
+            f"(or one scheme: sharebuf run {name} --set switch.bm.scheme=abm)")
+
+
+def _print_summary(s: dict, out: Optional[Path], scenario: Optional[str] = None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    c = Console()
-    c.print(f"[bold]{s['scenario']}[/bold]  seed {s['seed']}  simulated {s['sim_s'] * 1e3:.3f} ms in {s['wall_s']:.2f} s wall "
-            f"({s['events'] / 1e6:.2f} M events, {s['events_per_s'] / 1e6:.2f} M events/s, {s['sim_s_per_wall_s']:.4f} sim-s/wall-s)")
-    fl = s["flows"]
-    c.print(f"flows: {fl['finished']}/{fl['total']} finished   queries: {s['queries']['finished']}/{s['queries']['total']}   "
-            f"drops: {s['drops_total']} pkts {s['drops']}" + ("   [yellow]hit max_ms[/yellow]" if s["hit_max_time"] else ""))
-    t = Table(title="slowdown (FCT / ideal FCT)")
-    for col in ("workload", "flows", "finished", "p50", "p99", "mean"):
-        t.add_column(col, justify="right")
+    from .classes import CLASSES
+
+    c = _console()
+    c.print(f"[bold]{s['scenario']}[/bold]  seed {s['seed']}  simulated {s['sim_s'] * 1e3:.1f} ms in {s['wall_s']:.2f} s wall "
+            f"({s['events'] / 1e6:.2f} M events, {s['events_per_s'] / 1e6:.2f} M events/s)"
+            + ("   [yellow]hit max_ms[/yellow]" if s["hit_max_time"] else ""))
+    if s.get("overrides"):
+        c.print("overrides: " + escape("  ".join(f"{k}={json.dumps(v)}" for k, v in s["overrides"].items())))
     fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
-    for name, v in s["slowdown"].items():
-        t.add_row(name, str(v["flows"]), str(v["finished"]), fmt(v["p50"]), fmt(v["p99"]), fmt(v["mean"]))
+    t = Table(title="slowdown (FCT / ideal FCT) by class", title_justify="left")
+    for col in ("class", "flows", "finished", "p50", "p99"):
+        t.add_column(col, justify="right")
+    for name, v in s.get("slowdown_by_class", {}).items():
+        if v["flows"]:
+            t.add_row(CLASSES[name], str(v["flows"]), str(v["finished"]), fmt(v["p50"]), f"[bold]{fmt(v['p99'])}[/bold]")
     c.print(t)
-    b = Table(title="buffer occupancy")
-    for col in ("switch", "buffer KB", "mean KB", "p99 KB", "peak KB"):
+    q = s["queries"]
+    ms = lambda v: "-" if v is None else f"{v * 1e3:.2f} ms"  # noqa: E731
+    c.print(f"queries: {q['finished']}/{q['total']} finished   query completion p50 {ms(q['qct_p50_s'])}  p99 [bold]{ms(q['qct_p99_s'])}[/bold]")
+    causes = ", ".join(f"{k} {v:,}" for k, v in s["drops"].items() if v)
+    c.print(f"drops: [bold]{s['drops_total']:,}[/bold] packets" + (f" ({causes})" if causes else "")
+            + f"   flows: {s['flows']['finished']}/{s['flows']['total']} finished")
+    b = Table(title="shared buffer occupancy", title_justify="left")
+    for col in ("switch", "buffer KB", "mean", "p99", "peak"):
         b.add_column(col, justify="right")
-    kb = lambda v: "-" if v is None else f"{v / 1e3:.1f}"  # noqa: E731
+    pct = lambda v, cap: "-" if v is None else f"{v / 1e3:.0f} KB ({100 * v / cap:.0f}%)"  # noqa: E731
     for name, v in s["buffer"]["per_switch"].items():
-        b.add_row(name, kb(v["buffer_bytes"]), kb(v["mean_bytes"]), kb(v["p99_bytes"]), kb(v["peak_bytes"]))
+        cap = v["buffer_bytes"]
+        b.add_row(name, f"{cap / 1e3:.0f}", pct(v["mean_bytes"], cap), pct(v["p99_bytes"], cap), pct(v["peak_bytes"], cap))
     c.print(b)
+    w = Table(title="slowdown by workload", title_justify="left")
+    for col in ("workload", "flows", "finished", "p50", "p99", "mean"):
+        w.add_column(col, justify="right")
+    for name, v in s["slowdown"].items():
+        w.add_row(name, str(v["flows"]), str(v["finished"]), fmt(v["p50"]), fmt(v["p99"]), fmt(v["mean"]))
+    c.print(w)
     if out is not None:
-        c.print(f"results: {out}/ (flows.parquet, queries.parquet, buffer.parquet, summary.json)")
+        c.print(escape(f"results: {out}/ (flows, queries, buffer .parquet, summary.json, scenario.json); plots: sharebuf plot {out}"))
+    c.print(escape(_next_hint(scenario, s)))
 
 
 def cmd_run(args) -> int:
     from .runner import run
+    from .sweep import parse_sets
 
+    sets = parse_sets(args.sets)
     out = Path(args.out) if args.out else Path("sharebuf-out") / Path(args.scenario or "default").stem
     if args.dump_spec:
         from .config import engine_spec_json, load_scenario, resolve
+        from .sweep import scenario_dict
 
-        sc, base, _ = load_scenario(args.scenario)
+        sc, base, _ = load_scenario(scenario_dict(args.scenario, sets) if sets else args.scenario)
         if args.seed is not None:
             sc.seed = args.seed
         Path(args.dump_spec).write_text(engine_spec_json(resolve(sc, base)))
         print(f"engine spec written to {args.dump_spec}")
         return 0
-    res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet)
+    res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet, sets=sets)
     if args.json:
         print(json.dumps(res.summary, indent=2))
     elif not args.quiet:
-        _print_summary(res.summary, out)
+        _print_summary(res.summary, out, args.scenario)
     return 0
 
 
@@ -72,10 +109,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from rich.console import Console
     from rich.table import Table
 
-    from .sweep import parse_values, sweep
+    from .sweep import parse_sets, parse_values, scenario_dict, sweep
 
     grid = {}
     for item in args.grid or []:
@@ -88,24 +124,61 @@ def cmd_sweep(args) -> int:
     seeds = parse_values(args.seeds) if args.seeds else None
     if seeds and not all(isinstance(x, int) and x >= 0 for x in seeds):
         raise ScenarioError(f"--seeds {args.seeds!r}: expected non-negative integers, e.g. 1,2,3")
-    table = sweep(args.scenario, grid, seeds=seeds, out=args.out, jobs=args.jobs, use_ray=args.ray,
+    sets = parse_sets(args.sets)
+    scenario = scenario_dict(args.scenario, sets) if sets else args.scenario
+    table = sweep(scenario, grid, seeds=seeds, out=args.out, jobs=args.jobs, use_ray=args.ray,
                   ray_address=args.ray_address, progress=not args.quiet)
     if args.quiet:
         return 0
-    t = Table(title=f"sweep: {len(table)} runs -> {args.out}/sweep.parquet")
+    t = Table(title=f"sweep: {len(table)} runs ({table.attrs['ran']} ran, {table.attrs['reused']} done before)")
     cols = [c for c in table.columns if c in grid or c in ("run", "seed") or c.startswith("slowdown_p99") or c in ("drops", "flows_finished")]
     for c in cols:
         t.add_column(str(c), justify="right")
     for _, r in table[cols].iterrows():
         t.add_row(*[f"{v:.3g}" if isinstance(v, float) else str(v) for v in r])
-    Console().print(t)
+    _console().print(t)
+    print(f"results: {args.out}/sweep.parquet and {args.out}/run-*/; plot: sharebuf plot {args.out} --x KEY --y METRIC")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from .compare import FOOTNOTE, compare
+    from .sweep import parse_sets, parse_values
+
+    seeds = parse_values(args.seeds) if args.seeds else None
+    if seeds and not all(isinstance(x, int) and x >= 0 for x in seeds):
+        raise ScenarioError(f"--seeds {args.seeds!r}: expected non-negative integers, e.g. 1,2,3")
+    out = Path(args.out) if args.out else Path("sharebuf-out") / f"compare-{Path(args.scenario or 'default').stem}"
+    c = compare(args.scenario, args.schemes.split(","), seeds=seeds, sets=parse_sets(args.sets), out=out, jobs=args.jobs,
+                use_ray=args.ray, ray_address=args.ray_address, progress=not args.quiet)
+    if args.quiet:
+        return 0
+    rows = c.render()
+    t = Table(title=f"{args.scenario or 'default'}: {len(c.runs)} runs ({c.runs.attrs['ran']} ran, {c.runs.attrs['reused']} done before)",
+              title_justify="left", caption=escape(FOOTNOTE.format(base=c.schemes[0])), caption_justify="left")
+    for h in rows[0]:
+        t.add_column(escape(h), justify="right", no_wrap=True)
+    for r in rows[1:]:
+        t.add_row(*map(escape, r))
+    _console().print(t)
+    print(f"results: {out}/compare.md, compare.parquet, compare.png (+ .pdf), sweep.parquet, run-*/")
     return 0
 
 
 def cmd_plot(args) -> int:
+    from .figures import is_run_dir, plot_run
     from .sweep import plot
 
-    path = plot(args.sweep, args.x, args.y, hue=args.hue, out=args.out, logy=args.logy)
+    if is_run_dir(Path(args.dir)):
+        path = plot_run(args.dir, out=args.out)
+        print(f"wrote {path} and {path.with_suffix('.pdf')}")
+        return 0
+    if not args.x or not args.y:
+        raise ScenarioError(f"plot {args.dir}: not a run directory (no summary.json); a sweep directory needs --x KEY and --y METRIC")
+    path = plot(args.dir, args.x, args.y, hue=args.hue, out=args.out, logy=args.logy)
     print(f"wrote {path} and {path.with_suffix('.pdf')}")
     return 0
 
@@ -123,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     r.add_argument("--json", action="store_true", help="print summary.json instead of tables")
     r.add_argument("--dump-spec", metavar="FILE", help="write the resolved engine spec (JSON) and exit")
+    add_set_argument(r)
     r.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="list bundled scenarios, schemes, transports and CDFs")
     ls.set_defaults(func=cmd_list)
@@ -136,14 +210,26 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--ray", action="store_true", help="run the points as Ray tasks (pip install 'sharebuf[cluster]')")
     sw.add_argument("--ray-address", help="Ray cluster address (default: start or join a local Ray)")
     sw.add_argument("--quiet", action="store_true")
+    add_set_argument(sw)
     sw.set_defaults(func=cmd_sweep)
-    pl = sub.add_parser("plot", help="plot a sweep: a metric against a swept key")
-    pl.add_argument("sweep", help="sweep directory (or its sweep.parquet)")
-    pl.add_argument("--x", required=True, help="swept key, e.g. workload[1].request_fraction_of_buffer")
-    pl.add_argument("--y", required=True, help="metric column, e.g. slowdown_p99.incast, drops, buffer_p99_bytes")
+    cp = sub.add_parser("compare", help="run a scenario under several schemes (and seeds) and compare them side by side")
+    cp.add_argument("scenario", nargs="?", default=None, help="TOML file or bundled scenario name")
+    cp.add_argument("--schemes", required=True, help="comma list of schemes, each with its documented defaults, e.g. dt,abm,fb")
+    cp.add_argument("--seeds", help="comma list of seeds, e.g. 1,2,3 (default: the scenario's)")
+    cp.add_argument("--out", help="directory (default: sharebuf-out/compare-NAME); re-running into it runs only what is missing")
+    cp.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    cp.add_argument("--ray", action="store_true", help="run on Ray (pip install 'sharebuf[cluster]')")
+    cp.add_argument("--ray-address", help="Ray cluster address (default: start or join a local Ray)")
+    cp.add_argument("--quiet", action="store_true")
+    add_set_argument(cp)
+    cp.set_defaults(func=cmd_compare)
+    pl = sub.add_parser("plot", help="plot a run directory, or a sweep: a metric against a swept key")
+    pl.add_argument("dir", metavar="DIR", help="a run directory (sharebuf run --out), or a sweep directory (or its sweep.parquet)")
+    pl.add_argument("--x", help="sweeps: swept key, e.g. workload[1].request_fraction_of_buffer")
+    pl.add_argument("--y", help="sweeps: metric column, e.g. slowdown_p99.incast, drops, buffer_p99_bytes")
     pl.add_argument("--hue", help="swept key drawn as separate lines")
     pl.add_argument("--logy", action="store_true")
-    pl.add_argument("--out", help="output PNG (a PDF is written beside it)")
+    pl.add_argument("--out", help="output PNG (a PDF is written beside it; default: in DIR)")
     pl.set_defaults(func=cmd_plot)
     try:
         from .analysis.cli import register
@@ -165,8 +251,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return 130
 
 

@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .classes import class_masks
+
 PS = 1e-12
 UNFINISHED = np.iinfo(np.uint64).max
 #: Summary keys that measure the machine, not the simulation (excluded from determinism checks).
@@ -113,6 +115,11 @@ class Results:
             m = (wl == name) & done
             s = fct[m] / ideal[m]
             slow[name] = {"flows": int((wl == name).sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99), "mean": float(s.mean()) if len(s) else None}
+        by_class = {}
+        for name, cm in class_masks(f["size_bytes"], f["query_id"] >= 0).items():
+            m = cm & done
+            s = fct[m] / ideal[m]
+            by_class[name] = {"flows": int(cm.sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99)}
         buf = {}
         occ = b["occupancy_bytes"]
         for i, name in enumerate(sw_names):
@@ -143,6 +150,7 @@ class Results:
             "flows": {"total": int(len(done)), "started": int((f["start_ps"] <= st["end_ps"]).sum()), "finished": int(done.sum()),
                       "unfinished": int((~done).sum())},
             "slowdown": slow,
+            "slowdown_by_class": by_class,
             "queries": {"total": int(len(qdone)), "finished": int(qdone.sum()), "qct_p50_s": _pct(qct[qdone], 50), "qct_p99_s": _pct(qct[qdone], 99)},
             "buffer": {"mean_bytes": float(xs.mean()) if len(xs) else None, "p99_bytes": _pct(xs, 99), "per_switch": buf},
         }
@@ -182,6 +190,8 @@ class Results:
             for name, t in self.tables.items():
                 pq.write_table(t, tmp / f"{name}.parquet", compression="zstd")
             (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+            if getattr(self, "scenario", None) is not None:  # the scenario as run (after --set)
+                (tmp / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
             if out.exists():
                 old = out.parent / f".{out.name}.old-{os.getpid()}"
                 out.rename(old)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Dict, Optional, Union
 
 from .config import engine_spec_json, load_scenario, resolve
 from .errors import ScenarioError
@@ -15,15 +15,22 @@ PROGRESS_MIN_SIM_S = 0.05
 
 
 def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, None] = None,
-        seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False) -> Results:
+        seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False,
+        sets: Optional[Dict[str, Any]] = None) -> Results:
     """Run a scenario (a TOML path, a bundled scenario name, or a dict shaped like the TOML).
 
     ``out``: directory to write Parquet tables and summary.json into (atomically).
     ``seed``: override the scenario's seed. ``progress``: force the progress bar on/off
-    (default: on for interactive runs whose horizon is long).
+    (default: on for interactive runs whose horizon is long). ``sets``: overrides by dotted key,
+    as ``--set`` (``{"switch.bm.scheme": "abm"}``); they are recorded in ``summary["overrides"]``
+    and the scenario as run in ``scenario.json``.
     """
     from . import _core
 
+    if sets:
+        from .sweep import scenario_dict
+
+        scenario = scenario_dict(scenario, sets)
     sc, base, name = load_scenario(scenario)
     if seed is not None:
         sc.seed = seed
@@ -49,6 +56,9 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         raise ScenarioError(str(e)) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)
     res.spec = spec
+    res.scenario = {**sc.model_dump(mode="json", exclude_none=True), "name": name}
+    if sets:
+        res.summary["overrides"] = dict(sets)
     if out is not None:
         res.write(out)
     return res

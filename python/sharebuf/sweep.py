@@ -8,24 +8,31 @@ machine's cores, or on a Ray cluster, and collect one table row per run.
 >>> table.groupby("switch.bm.scheme")["slowdown_p99.incast"].mean()
 
 Keys are dotted scenario paths; ``workload[i]`` indexes the workload list. Every
-combination is validated before anything runs. Each run writes its own directory
-(``run-0000`` ...) and the sweep writes ``sweep.parquet`` (one row per run: the swept values,
-the seed and the main summary metrics).
+combination is validated before anything runs. Each run writes its own directory, named by a
+hash of its resolved engine spec (``run-<12 hex>``), atomically; a sweep started again into the
+same directory re-runs only what has no complete directory (resume after a crash or Ctrl-C).
+The sweep writes ``sweep.parquet`` (one row per distinct run: the swept values, the seed and
+the main summary metrics).
+
+``--set KEY=VALUE`` (:func:`add_set_argument`, :func:`parse_sets`, :func:`scenario_dict`) uses
+the same dotted keys to override single values of a scenario before a run or a sweep.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 import json
 import os
 import re
+import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .config import load_scenario, parse_scenario
+from .config import engine_spec_json, load_scenario, parse_scenario, resolve
 from .errors import ScenarioError
 
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
@@ -60,6 +67,14 @@ def set_path(d: dict, key: str, value: Any) -> None:
             cur = lst[i]
 
 
+def parse_value(tok: str) -> Any:
+    """One value: JSON (numbers, true/false, lists, quoted strings) or else a bare string."""
+    try:
+        return json.loads(tok)
+    except json.JSONDecodeError:
+        return tok
+
+
 def parse_values(text: str) -> List[Any]:
     """``'[1, 2]'`` (JSON list) or ``'dt,abm'`` / ``'0.25,0.5'`` (comma list, numbers parsed)."""
     text = text.strip()
@@ -76,11 +91,58 @@ def parse_values(text: str) -> List[Any]:
         tok = tok.strip()
         if not tok:
             raise ScenarioError(f"sweep values {text!r}: empty value")
-        try:
-            out.append(json.loads(tok))
-        except json.JSONDecodeError:
-            out.append(tok)
+        out.append(parse_value(tok))
     return out
+
+
+# ----------------------------------------------------------------------------- --set
+SET_HELP = ("override one scenario value, with the dotted keys of sweep --grid: switch.bm.scheme=abm, "
+            "'workload[1].request_fraction_of_buffer=0.75', 'switch.bm.alpha=[1,0.5]' (repeatable)")
+
+
+def add_set_argument(parser) -> None:
+    """``--set KEY=VALUE`` (repeatable) for any command that runs a scenario."""
+    parser.add_argument("--set", action="append", dest="sets", metavar="KEY=VALUE", default=None, help=SET_HELP)
+
+
+def parse_sets(items: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """``["switch.bm.scheme=abm", ...]`` -> ``{"switch.bm.scheme": "abm", ...}`` (values as in :func:`parse_value`)."""
+    sets: Dict[str, Any] = {}
+    for item in items or []:
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip() or not v.strip():
+            raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. switch.bm.scheme=abm")
+        sets[k.strip()] = parse_value(v.strip())
+    return sets
+
+
+def _scenario_base(scenario: Union[str, Path, dict, None]):
+    sc, base, name = load_scenario(scenario)
+    d = sc.model_dump(exclude_none=True, exclude_defaults=False)
+    # Relative file names (CDFs, flow files) resolve against the scenario's directory.
+    for w in d.get("workload", []):
+        for k in ("cdf", "file"):
+            if isinstance(w.get(k), str) and not Path(w[k]).is_absolute() and (base / w[k]).exists():
+                w[k] = str(base / w[k])
+    d["name"] = name
+    return sc, d
+
+
+def apply_sets(d: dict, sets: Optional[Dict[str, Any]]) -> dict:
+    """Apply ``--set`` overrides to a scenario dict in order, validating after each one so
+    that an error names the key and value at fault."""
+    for k, v in (sets or {}).items():
+        set_path(d, k, v)
+        try:
+            parse_scenario(d)
+        except ScenarioError as e:
+            raise ScenarioError(f"--set {k}={json.dumps(v)}: {e}") from None
+    return d
+
+
+def scenario_dict(scenario: Union[str, Path, dict, None], sets: Optional[Dict[str, Any]] = None) -> dict:
+    """A scenario (TOML path, bundled name or dict) as a validated dict, ``sets`` applied."""
+    return apply_sets(_scenario_base(scenario)[1], sets)
 
 
 def _metrics(summary: dict) -> Dict[str, Any]:
@@ -98,6 +160,9 @@ def _metrics(summary: dict) -> Dict[str, Any]:
     for name, v in summary["slowdown"].items():
         row[f"slowdown_p50.{name}"] = v["p50"]
         row[f"slowdown_p99.{name}"] = v["p99"]
+    for name, v in summary.get("slowdown_by_class", {}).items():
+        row[f"class_slowdown_p50.{name}"] = v["p50"]
+        row[f"class_slowdown_p99.{name}"] = v["p99"]
     return row
 
 
@@ -110,14 +175,7 @@ def _run_one(scenario: dict, out_dir: Optional[str]) -> dict:
 
 def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], seeds: Optional[Sequence[int]] = None):
     """Expand the grid into validated scenario dicts: a list of (params, scenario)."""
-    sc, base, name = load_scenario(scenario)
-    base_dict = sc.model_dump(exclude_none=True, exclude_defaults=False)
-    # Relative file names (CDFs, flow files) resolve against the scenario's directory.
-    for w in base_dict.get("workload", []):
-        for k in ("cdf", "file"):
-            if isinstance(w.get(k), str) and not Path(w[k]).is_absolute() and (base / w[k]).exists():
-                w[k] = str(base / w[k])
-    base_dict["name"] = name
+    sc, base_dict = _scenario_base(scenario)
     keys = list(grid)
     for k in keys:
         if not isinstance(grid[k], (list, tuple)) or not grid[k]:
@@ -139,30 +197,69 @@ def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]],
     return runs
 
 
+def run_key(scenario: dict) -> str:
+    """Content address of a run: a hash of its resolved engine spec (and the sharebuf version)."""
+    from . import __version__
+
+    spec = engine_spec_json(resolve(parse_scenario(scenario), Path.cwd()))
+    return hashlib.sha256(f"{__version__}\n{spec}".encode()).hexdigest()[:12]
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep; the message says what was kept and how to resume."""
+
+
+def _progress_bar(total: int, label: str):
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    bar.start()
+    return bar, bar.add_task(label, total=total)
+
+
 def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], *, seeds: Optional[Sequence[int]] = None,
           out: Union[str, Path, None] = None, jobs: Optional[int] = None, ray_address: Optional[str] = None,
-          use_ray: bool = False, progress: bool = False):
+          use_ray: bool = False, progress: bool = False, label: str = "sweep"):
     """Run every point of ``grid`` (× ``seeds``) and return a pandas DataFrame, one row per run.
 
     ``jobs``: worker processes on this machine (default: all cores). ``use_ray``: run the points
     as Ray tasks instead (``ray_address`` of a cluster, or a local Ray). ``out``: directory for
-    the runs' results and ``sweep.parquet``.
+    the runs' results (``run-<hash>/``) and ``sweep.parquet``; runs whose directory is already
+    complete there are reused, not re-run. ``table.attrs["ran"]`` / ``["reused"]`` count them.
     """
     import pandas as pd
 
-    runs = plan(scenario, grid, seeds)
+    planned = plan(scenario, grid, seeds)
+    runs, keys, seen = [], [], set()
+    for params, d in planned:  # the same resolved run twice (e.g. a repeated value) runs once
+        k = run_key(d)
+        if k not in seen:
+            seen.add(k)
+            runs.append((params, d))
+            keys.append(k)
     out_path = Path(out) if out is not None else None
-    dirs = [str(out_path / f"run-{i:04d}") if out_path else None for i in range(len(runs))]
+    dirs = [str(out_path / f"run-{k}") if out_path else None for k in keys]
     summaries: List[Optional[dict]] = [None] * len(runs)
-    bar = None
-    if progress:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        bar.start()
-        task = bar.add_task("sweep", total=len(runs))
+    if out_path is not None and out_path.is_dir():
+        for p in out_path.glob(".run-*.partial-*"):  # left by a killed worker: never complete
+            shutil.rmtree(p, ignore_errors=True)
+        for i, od in enumerate(dirs):
+            f = Path(od) / "summary.json"
+            if f.is_file():
+                summaries[i] = json.loads(f.read_text())
+    todo = [i for i, s in enumerate(summaries) if s is None]
+    bar = task = None
+    if progress and todo:
+        reused = len(runs) - len(todo)
+        bar, task = _progress_bar(len(todo), label + (f" ({reused} done before)" if reused else ""))
+    ex = None
     try:
-        if use_ray:
+        if not todo:
+            pass
+        elif use_ray:
             try:
                 import ray
             except ImportError:
@@ -170,26 +267,41 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
             if not ray.is_initialized():
                 ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
             remote = ray.remote(_run_one)
-            refs = {remote.remote(d, od): i for i, ((_, d), od) in enumerate(zip(runs, dirs))}
+            refs = {remote.remote(runs[i][1], dirs[i]): i for i in todo}
             pending = list(refs)
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                summaries[refs[done[0]]] = ray.get(done[0])
-                if bar:
-                    bar.advance(task)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as ex:
-                futs = {ex.submit(_run_one, d, od): i for i, ((_, d), od) in enumerate(zip(runs, dirs))}
-                for f in as_completed(futs):
-                    summaries[futs[f]] = f.result()
+            try:
+                while pending:
+                    done, pending = ray.wait(pending, num_returns=1)
+                    summaries[refs[done[0]]] = ray.get(done[0])
                     if bar:
                         bar.advance(task)
+            except KeyboardInterrupt:
+                for r in pending:
+                    ray.cancel(r, force=True)
+                raise
+        else:
+            ex = ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1, len(todo)))
+            futs = {ex.submit(_run_one, runs[i][1], dirs[i]): i for i in todo}
+            for f in as_completed(futs):
+                summaries[futs[f]] = f.result()
+                if bar:
+                    bar.advance(task)
+    except KeyboardInterrupt:
+        if ex is not None:
+            ex.shutdown(wait=True, cancel_futures=True)
+            ex = None
+        n = sum(s is not None for s in summaries)
+        where = f"kept in {out_path}/; run the same command again to run only the rest" if out_path else "not kept (no --out)"
+        raise SweepInterrupted(f"{n} of {len(runs)} runs finished, {where}") from None
     finally:
+        if ex is not None:
+            ex.shutdown(wait=True, cancel_futures=True)
         if bar:
             bar.stop()
     rows = []
     for i, ((params, _), s) in enumerate(zip(runs, summaries)):
-        rows.append({"run": i, **{k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in params.items()}, **_metrics(s)})
+        rows.append({"run": i, **{k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in params.items()},
+                     **_metrics(s), "run_dir": f"run-{keys[i]}"})
     table = pd.DataFrame(rows)
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
@@ -197,6 +309,7 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
         os.close(fd)
         table.to_parquet(tmp, index=False)
         os.replace(tmp, out_path / "sweep.parquet")
+    table.attrs.update(ran=len(todo), reused=len(runs) - len(todo))
     return table
 
 

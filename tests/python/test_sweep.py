@@ -32,7 +32,7 @@ def test_sweep_over_alpha_matches_closed_forms(tmp_path):
     t = sweep(EXAMPLES / "contract-star-cbr.toml", {"switch.bm.scheme": ["dt", "abm"], "switch.bm.alpha": alphas},
               out=tmp_path, jobs=2)
     assert len(t) == 6 and (tmp_path / "sweep.parquet").exists()
-    assert all((tmp_path / f"run-{i:04d}" / "summary.json").exists() for i in range(6))
+    assert all((tmp_path / r / "summary.json").exists() for r in t.run_dir) and t.run_dir.nunique() == 6
     assert pd.read_parquet(tmp_path / "sweep.parquet").equals(t)
     for _, r in t.iterrows():
         a = r["switch.bm.alpha"]

@@ -1,0 +1,145 @@
+"""Compare buffer-management schemes on one scenario: ``sharebuf compare SCENARIO --schemes dt,abm``.
+
+Each scheme runs with its documented defaults (``[switch.bm]`` is replaced by ``scheme = X``;
+``--set switch.bm.KEY=V`` still applies to every scheme), for every seed, on the sweep engine
+(parallel or Ray, resumable in the same ``--out``). The table puts the schemes side by side:
+per metric the mean over seeds and its spread (min–max); a difference from the first scheme
+is *marked* when the two seed ranges do not overlap (every seed of one scheme is better than
+every seed of the other), i.e. it is larger than the seed-to-seed spread.
+
+>>> from sharebuf.compare import compare
+>>> c = compare("default", ["dt", "abm"], seeds=[1, 2, 3], out="runs/cmp")
+>>> c.table          # one row per (metric, scheme): mean, min, max, seeds, marked
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from .classes import CLASSES
+from .errors import ScenarioError
+from .sweep import scenario_dict, sweep
+
+#: (sweep column, label, scale, format); lower is better for every metric.
+METRICS = [(f"class_slowdown_{q}.{c}", f"{label} slowdown {q}", 1.0, "{:.2f}") for c, label in CLASSES.items() for q in ("p50", "p99")] + [
+    ("qct_p99_s", "query completion p99 (ms)", 1e3, "{:.2f}"),
+    ("drops", "drops (packets)", 1.0, "{:.0f}"),
+    ("buffer_p99_bytes", "buffer occupancy p99 (KB)", 1e-3, "{:.0f}"),
+]
+SCHEME_KEY = "switch.bm.scheme"
+
+
+@dataclass
+class Comparison:
+    table: Any            # pandas: metric, label, scheme, mean, min, max, seeds, marked
+    runs: Any             # pandas: the sweep table (one row per scheme x seed)
+    schemes: List[str]
+    out: Optional[Path]
+
+    def render(self) -> List[List[str]]:
+        """Rows of strings: header, then one row per metric (mean [min–max], '*' if marked)."""
+        rows = [["metric"] + self.schemes]
+        for col, label, _, fmt in METRICS:
+            t = self.table[self.table.metric == col]
+            if t.empty or t["mean"].isna().all():
+                continue
+            cells = []
+            for s in self.schemes:
+                r = t[t.scheme == s].iloc[0]
+                if r["mean"] != r["mean"]:  # NaN: no finished flow of this class
+                    cells.append("-")
+                    continue
+                cell = fmt.format(r["mean"])
+                if r["seeds"] > 1:
+                    cell += f" [{fmt.format(r['min'])}–{fmt.format(r['max'])}]"
+                cells.append(cell + (" *" if r["marked"] else ""))
+            rows.append([label] + cells)
+        return rows
+
+    def markdown(self) -> str:
+        rows = self.render()
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        return "\n".join(lines) + "\n\n" + FOOTNOTE.format(base=self.schemes[0]) + "\n"
+
+
+FOOTNOTE = ("mean over seeds [min–max]; * = differs from {base} by more than the seed-to-seed spread "
+            "(the two ranges do not overlap; needs >= 2 seeds)")
+
+
+def check_schemes(schemes: Sequence[str]) -> List[str]:
+    from . import _core
+
+    allowed = _core.schemes()
+    out = [s.strip() for s in schemes if s.strip()]
+    bad = [s for s in out if s not in allowed]
+    if bad or not out:
+        raise ScenarioError(f"--schemes {','.join(schemes)!r}: unknown scheme {bad[0] if bad else '(none)'!r}; allowed: {', '.join(allowed)}")
+    if len(set(out)) != len(out):
+        raise ScenarioError(f"--schemes {','.join(schemes)!r}: a scheme is given twice")
+    return out
+
+
+def summarize(runs, schemes: Sequence[str]):
+    """Per metric and scheme: mean, min, max over seeds, and whether it differs from the first
+    scheme by more than the seed-to-seed spread (disjoint min–max ranges, >= 2 seeds each)."""
+    import pandas as pd
+
+    rows = []
+    for col, label, scale, _ in METRICS:
+        if col not in runs.columns:
+            continue
+        stats = {}
+        for s in schemes:
+            x = runs.loc[runs[SCHEME_KEY] == s, col].astype(float).dropna() * scale
+            stats[s] = (float(x.mean()) if len(x) else float("nan"), float(x.min()) if len(x) else float("nan"),
+                        float(x.max()) if len(x) else float("nan"), int(len(x)))
+        b = stats[schemes[0]]
+        for s in schemes:
+            m, lo, hi, n = stats[s]
+            marked = s != schemes[0] and n > 1 and b[3] > 1 and (lo > b[2] or hi < b[1])
+            rows.append(dict(metric=col, label=label, scheme=s, mean=m, min=lo, max=hi, seeds=n, marked=bool(marked)))
+    return pd.DataFrame(rows)
+
+
+def compare(scenario: Union[str, Path, dict, None], schemes: Sequence[str], *, seeds: Optional[Sequence[int]] = None,
+            sets: Optional[Dict[str, Any]] = None, out: Union[str, Path, None] = None, jobs: Optional[int] = None,
+            use_ray: bool = False, ray_address: Optional[str] = None, progress: bool = False, figure: bool = True) -> Comparison:
+    """Run ``scenario`` under each scheme (documented defaults) and seed; write ``compare.parquet``,
+    ``compare.md``, ``sweep.parquet``, the run directories and ``compare.png``/``.pdf`` to ``out``."""
+    schemes = check_schemes(schemes)
+    if SCHEME_KEY in (sets or {}):
+        raise ScenarioError(f"--set {SCHEME_KEY}: compare takes the schemes from --schemes")
+    d = scenario_dict(scenario)
+    d["switch"]["bm"] = {"scheme": schemes[0]}
+    d = scenario_dict(d, sets)  # --set after the reset: switch.bm.* keys apply to every scheme
+    runs = sweep(d, {SCHEME_KEY: schemes}, seeds=seeds, out=out, jobs=jobs, use_ray=use_ray,
+                 ray_address=ray_address, progress=progress, label="compare")
+    out_path = Path(out) if out is not None else None
+    c = Comparison(table=summarize(runs, schemes), runs=runs, schemes=schemes, out=out_path)
+    if out_path is not None:
+        _atomic_write(out_path / "compare.parquet", lambda p: c.table.to_parquet(p, index=False))
+        _atomic_write(out_path / "compare.md", lambda p: Path(p).write_text(c.markdown()))
+        if figure:
+            from .figures import plot_compare
+
+            plot_compare(out_path, runs, schemes)
+    return c
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+__all__ = ["compare", "Comparison", "METRICS", "summarize", "check_schemes"]
