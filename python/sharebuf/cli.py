@@ -69,8 +69,46 @@ def _print_summary(s: dict, out: Optional[Path], scenario: Optional[str] = None)
         w.add_row(name, str(v["flows"]), str(v["finished"]), fmt(v["p50"]), fmt(v["p99"]), fmt(v["mean"]))
     c.print(w)
     if out is not None:
-        c.print(escape(f"results: {out}/ (flows, queries, buffer .parquet, summary.json, scenario.json); plots: sharebuf plot {out}"))
+        c.print(escape(f"results: {out}/ (flows, queries, buffer .parquet, summary.json, scenario.toml); plots: sharebuf plot {out}"))
     c.print(escape(_next_hint(scenario, s)))
+
+
+def cmd_show(args) -> int:
+    """Print what made a result (scenario.toml, provenance) and its headline numbers."""
+    import pandas as pd
+    from rich.markup import escape
+
+    d = Path(args.dir)
+    c = _console()
+    if (d / "summary.json").is_file():
+        s = json.loads((d / "summary.json").read_text())
+        p = s.get("provenance") or {}
+        if p:
+            h = p.get("host") or {}
+            mem = h.get("memory_bytes")
+            c.print(escape(f"made by: sharebuf {p.get('sharebuf_version')}" + (f" (git {p['git_commit']})" if p.get("git_commit") else "")
+                           + f"\ncommand: {p.get('command')}\nstarted: {p.get('started_utc')}   wall {p.get('wall_s', 0):.2f} s"
+                           + f"\nhost:    {h.get('hostname')}, {h.get('cores')} cores"
+                           + (f", {mem / 2**30:.1f} GiB" if mem else "") + f", {h.get('platform')}, Python {h.get('python')}"
+                           + f"\nengine spec sha256: {p.get('engine_spec_sha256')}"))
+        else:
+            c.print("made by: (no provenance recorded: a result from before sharebuf recorded it)")
+        if (d / "scenario.toml").is_file():
+            c.print(escape(f"scenario: {d / 'scenario.toml'}  (re-run: sharebuf run {d / 'scenario.toml'} --out NEW_DIR)"))
+        _print_summary(s, None, s.get("scenario"))
+        return 0
+    if (d / "sweep.parquet").is_file():
+        t = pd.read_parquet(d / "sweep.parquet")
+        c.print(escape(f"sweep: {len(t)} runs in {d} (sweep.parquet); each run-*/ directory has its own scenario.toml"))
+        c.print(t.to_string(max_rows=40, max_cols=12))
+        return 0
+    if (d / "claims.json").is_file():
+        cl = json.loads((d / "claims.json").read_text())
+        for fid, f in cl.items():
+            held = sum(x["holds"] for x in f["claims"])
+            c.print(f"{fid}: scale {f['scale']}, claims held {held} of {len(f['claims'])}")
+        return 0
+    raise ScenarioError(f"show {args.dir!r}: not a run (summary.json), sweep (sweep.parquet) or repro (claims.json) directory")
 
 
 def cmd_run(args) -> int:
@@ -198,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dump-spec", metavar="FILE", help="write the resolved engine spec (JSON) and exit")
     add_set_argument(r)
     r.set_defaults(func=cmd_run)
+    sh = sub.add_parser("show", help="what made a result directory (scenario, version, command, host) and its headline numbers")
+    sh.add_argument("dir", help="a run, sweep or repro directory")
+    sh.set_defaults(func=cmd_show)
     ls = sub.add_parser("list", help="list bundled scenarios, schemes, transports and CDFs")
     ls.set_defaults(func=cmd_list)
     sw = sub.add_parser("sweep", help="run a scenario over a grid of values (and seeds), locally or on Ray")

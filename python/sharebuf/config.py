@@ -258,6 +258,8 @@ class Scenario(Section):
     transport: TransportSection = Field(default_factory=TransportSection)
     workload: List[Workload] = Field(default_factory=list)
     output: OutputSection = Field(default_factory=OutputSection)
+    #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.
+    recorded: Optional[Dict[str, Any]] = None
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -19,7 +19,7 @@ from .classes import class_masks
 PS = 1e-12
 UNFINISHED = np.iinfo(np.uint64).max
 #: Summary keys that measure the machine, not the simulation (excluded from determinism checks).
-WALL_CLOCK_KEYS = ("wall_s", "events_per_s", "sim_s_per_wall_s", "delivered_data_pkts_per_wall_s")
+WALL_CLOCK_KEYS = ("wall_s", "events_per_s", "sim_s_per_wall_s", "delivered_data_pkts_per_wall_s", "provenance")
 
 
 def _cols(raw: dict) -> Dict[str, np.ndarray]:
@@ -187,11 +187,16 @@ class Results:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
         try:
+            meta = getattr(self, "parquet_metadata", None)
             for name, t in self.tables.items():
+                if meta:  # where the table came from, so a copied-out file still says it
+                    t = t.replace_schema_metadata({**(t.schema.metadata or {}), **meta})
                 pq.write_table(t, tmp / f"{name}.parquet", compression="zstd")
             (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
-            if getattr(self, "scenario", None) is not None:  # the scenario as run (after --set)
-                (tmp / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+            if getattr(self, "scenario", None) is not None:  # the scenario as resolved and run
+                from .provenance import to_toml
+
+                (tmp / "scenario.toml").write_text(to_toml(self.scenario))
             if out.exists():
                 old = out.parent / f".{out.name}.old-{os.getpid()}"
                 out.rename(old)

@@ -16,16 +16,24 @@ PROGRESS_MIN_SIM_S = 0.05
 
 def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, None] = None,
         seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False,
-        sets: Optional[Dict[str, Any]] = None) -> Results:
+        sets: Optional[Dict[str, Any]] = None, command: Optional[str] = None) -> Results:
     """Run a scenario (a TOML path, a bundled scenario name, or a dict shaped like the TOML).
 
     ``out``: directory to write Parquet tables and summary.json into (atomically).
     ``seed``: override the scenario's seed. ``progress``: force the progress bar on/off
     (default: on for interactive runs whose horizon is long). ``sets``: overrides by dotted key,
     as ``--set`` (``{"switch.bm.scheme": "abm"}``); they are recorded in ``summary["overrides"]``
-    and the scenario as run in ``scenario.json``.
+    and the scenario as resolved and run in ``scenario.toml``. ``command``: recorded in
+    ``summary["provenance"]`` (default: this process's command line).
     """
-    from . import _core
+    import datetime
+    import shlex
+    import time
+
+    from . import _core, provenance
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    t0 = time.perf_counter()
 
     if sets:
         from .sweep import scenario_dict
@@ -34,7 +42,9 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     sc, base, name = load_scenario(scenario)
     if seed is not None:
         sc.seed = seed
+    provenance.check_recorded(sc.recorded, warn=lambda m: print(m, file=sys.stderr))
     spec = resolve(sc, base)
+    spec_json = engine_spec_json(spec)
     horizon_s = spec["max_ps"] * 1e-12
     show = progress if progress is not None else (not quiet and sys.stderr.isatty() and horizon_s >= PROGRESS_MIN_SIM_S)
     try:
@@ -49,16 +59,20 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
                     bar.update(task, completed=min(now_s, horizon_s), ev=events / 1e6)
                     return True
 
-                raw = _core.simulate(engine_spec_json(spec), cb)
+                raw = _core.simulate(spec_json, cb)
         else:
-            raw = _core.simulate(engine_spec_json(spec), None)
+            raw = _core.simulate(spec_json, None)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)
     res.spec = spec
-    res.scenario = {**sc.model_dump(mode="json", exclude_none=True), "name": name}
+    res.scenario = provenance.resolved_scenario(sc, base, name)
     if sets:
         res.summary["overrides"] = dict(sets)
+    if command is None:
+        command = shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else None
+    res.summary["provenance"] = provenance.record(spec_json, started, time.perf_counter() - t0, command)
+    res.parquet_metadata = provenance.parquet_metadata(provenance.spec_hash(spec_json))
     if out is not None:
         res.write(out)
     return res

@@ -1,6 +1,7 @@
 """The command line: determinism, outputs, and clear errors on bad input."""
 
 import json
+import tomllib
 import subprocess
 import sys
 from pathlib import Path
@@ -60,13 +61,13 @@ def test_same_seed_byte_identical_other_seed_differs(tmp_path):
 
     a, b, c = run_to(tmp_path, "a", 7), run_to(tmp_path, "b", 7), run_to(tmp_path, "c", 8)
     files = sorted(p.name for p in a.iterdir())
-    assert files == ["buffer.parquet", "flows.parquet", "queries.parquet", "scenario.json", "summary.json"]
+    assert files == ["buffer.parquet", "flows.parquet", "queries.parquet", "scenario.toml", "summary.json"]
     for name in files:
         if name.endswith(".parquet"):
             assert (a / name).read_bytes() == (b / name).read_bytes(), name
     strip = lambda d: {k: v for k, v in json.loads((d / "summary.json").read_text()).items() if k not in WALL_CLOCK_KEYS and k != "scenario"}  # noqa: E731
     assert strip(a) == strip(b)
-    scen = lambda d: {k: v for k, v in json.loads((d / "scenario.json").read_text()).items() if k != "name"}  # noqa: E731
+    scen = lambda d: {k: v for k, v in tomllib.loads((d / "scenario.toml").read_text()).items() if k != "name"}  # noqa: E731
     assert scen(a) == scen(b) and scen(a)["seed"] == 7 and scen(c)["seed"] == 8
     assert (a / "flows.parquet").read_bytes() != (c / "flows.parquet").read_bytes()
     fa = pq.read_table(a / "flows.parquet").to_pandas()

@@ -2,6 +2,7 @@
 bad keys are one clear error, compare, resumable sweeps, Ctrl-C, and plots of a single run."""
 
 import json
+import tomllib
 import os
 import shutil
 import signal
@@ -50,7 +51,7 @@ def test_readme_first_command_dt_drops_and_abm_differs(tmp_path):
     assert r.returncode == 0, r.stderr
     abm = json.loads((tmp_path / "abm" / "summary.json").read_text())
     assert abm["overrides"] == {"switch.bm.scheme": "abm"}
-    assert json.loads((tmp_path / "abm" / "scenario.json").read_text())["switch"]["bm"]["scheme"] == "abm"
+    assert tomllib.loads((tmp_path / "abm" / "scenario.toml").read_text())["switch"]["bm"]["scheme"] == "abm"
     p99 = lambda s: s["slowdown_by_class"]["incast"]["p99"]  # noqa: E731
     assert p99(dt) > 50 and p99(abm) < 25 and p99(dt) > 4 * p99(abm), (p99(dt), p99(abm))
     assert dt["slowdown_by_class"]["incast"]["flows"] == abm["slowdown_by_class"]["incast"]["flows"]
@@ -65,7 +66,7 @@ def test_set_reaches_the_engine_closed_form(tmp_path):
         s = json.loads(r.stdout)
         assert s["overrides"] == {"switch.bm.alpha": alpha}
         assert s["buffer"]["mean_bytes"] == pytest.approx(2 * alpha * B / (1 + 2 * alpha), rel=0.08), alpha
-        assert json.loads((out / "scenario.json").read_text())["switch"]["bm"]["alpha"] == alpha
+        assert tomllib.loads((out / "scenario.toml").read_text())["switch"]["bm"]["alpha"] == alpha
     # sweep takes --set too: ABM caps a priority at α·B/(1+α) whatever the number of queues.
     r = cli("sweep", CBR, "--set", "switch.bm.scheme=abm", "--grid", "switch.bm.alpha=0.5,2", "--out", tmp_path / "sw", "--quiet")
     assert r.returncode == 0, r.stderr
