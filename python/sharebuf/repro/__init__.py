@@ -130,7 +130,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
         if s.kind == "packet":
             wanted = [p.metric for p in s.panels]
             for series, x, seed, sc, key in plan[s.id]:
-                m = run_metrics(runs_dir / key, wanted, incast_workloads(sc))
+                m = run_metrics(runs_dir / key, wanted, incast_workloads(sc), sc)
                 wall = json.loads((runs_dir / key / "summary.json").read_text())["wall_s"]
                 rows.append(dict(figure=s.id, series=series, x=float(x), seed=seed, run=key, wall_s=wall, **m))
         else:

@@ -79,7 +79,72 @@ def fb_fig11(rates_max: float = 20.0, n_rates: int = 60, **kw) -> Rows:
     return _panels_rows(fb_fig11_panels(rates_ratio=np.linspace(1.05, rates_max, n_rates), **kw), "absorbed_mb")
 
 
+def _queues(items: List[dict]) -> List[QueueSpec]:
+    return [QueueSpec(port=int(q["port"]), priority=int(q.get("priority", 0)), alpha=float(q["alpha"]),
+                      share=q.get("share")) for q in items]
+
+
+def fluid_toy(buffer: float, cases: List[dict], burst_rate: float = 5.0, sweeps: List[dict] = ()) -> Rows:
+    """The papers' toy examples (FB Figs. 2, 4, 5; FAB Fig. 2) in the fluid model, in packets and
+    port rates (any consistent units work: every port drains 1, a burst queue receives
+    ``burst_rate``).
+
+    ``cases``: ``{name, scheme, np_mode?, background: [{label, port, priority, alpha}], burst: [...]}``
+    (``burst = []``: the steady state only).
+    Rows (metric ``packets``, series ``"<name>: <label>"`` and ``"<name>: remaining"``) at three
+    stages x: 0 = steady state of the background before the burst (:func:`steady_state`),
+    1 = the burst queue's first drop (:func:`closed_form_burst` on :func:`build_transient`;
+    a background queue that tracks its falling threshold is at ω·R, one that cannot is at
+    q0 − μ·t1), 2 = steady state with every queue congested. Metric ``first_drop_t`` at x = 1:
+    t1 in units of one packet time of a port.
+    ``sweeps``: ``{name, scheme, np_mode?, high: {port, priority, alpha}, low: {priority, alpha},
+    n_max, same_port}``: the high queue's steady-state share as 1..n_max low queues congest
+    (each on its own port, or all on one port if ``same_port``), metric ``high_packets``, x = n.
+    """
+    from ..analysis.burst import build_transient, closed_form_burst
+
+    rows: Rows = []
+    for c in cases:
+        scheme, np_mode, name = c["scheme"], c.get("np_mode", "queues"), c["name"]
+        bg, bu = _queues(c["background"]), _queues(c["burst"])
+        labels = [q["label"] for q in c["background"]] + [q["label"] for q in c["burst"]]
+        before = steady_state(scheme, buffer, bg, np_mode=np_mode)
+        after = steady_state(scheme, buffer, bg + bu, np_mode=np_mode)
+        for lab, st in zip(labels, before.queues):
+            rows.append(dict(series=f"{name}: {lab}", x=0, packets=st.occupancy_bytes))
+        rows.append(dict(series=f"{name}: remaining", x=0, packets=before.remaining_bytes))
+        if not bu:
+            continue
+        sysm = build_transient(scheme, buffer, bg, bu, burst_rate_gbps=burst_rate, link_gbps=1.0, np_mode=np_mode)
+        res = closed_form_burst(sysm)
+        if not res.applies:
+            raise ScenarioError(f"fluid_toy case '{name}': the closed form does not apply ({res.reason})")
+        t1 = res.first_drop_s
+        if math.isfinite(t1):
+            R1 = sysm.initial_remaining_bytes - res.qdot_bytes_per_s * t1
+            for i, lab in enumerate(labels[:len(bg)]):
+                q = max(sysm.omega[i] * R1, sysm.initial_bytes[i] - sysm.drain_bytes_per_s[i] * t1)
+                if not math.isfinite(q):  # complete sharing: no threshold to track
+                    continue
+                rows.append(dict(series=f"{name}: {lab}", x=1, packets=q))
+            rows.append(dict(series=f"{name}: {labels[len(bg) + res.burst_index]}", x=1, packets=res.queue_bytes))
+            rows.append(dict(series=f"{name}: remaining", x=1, packets=R1))
+            rows.append(dict(series=f"{name}: first drop", x=1, first_drop_t=t1 * sysm.port_rate_bytes_per_s))
+        for lab, st in zip(labels, after.queues):
+            rows.append(dict(series=f"{name}: {lab}", x=2, packets=st.occupancy_bytes))
+        rows.append(dict(series=f"{name}: remaining", x=2, packets=after.remaining_bytes))
+    for sw in sweeps:
+        hi = _queues([sw["high"]])[0]
+        for n in range(1, int(sw["n_max"]) + 1):
+            lows = [QueueSpec(port=(hi.port + 1 if sw.get("same_port") else hi.port + 1 + i), priority=int(sw["low"].get("priority", 0)),
+                              alpha=float(sw["low"]["alpha"])) for i in range(n)]
+            st = steady_state(sw["scheme"], buffer, [hi] + lows, np_mode=sw.get("np_mode", "queues"))
+            rows.append(dict(series=sw["name"], x=n, high_packets=st.queues[0].occupancy_bytes))
+    return rows
+
+
 GENERATORS: Dict[str, Callable[..., Rows]] = {
+    "fluid_toy": fluid_toy,
     "dt_allocation_vs_congested": dt_allocation_vs_congested,
     "dt_priority_split": dt_priority_split,
     "abm_fig5": abm_fig5,

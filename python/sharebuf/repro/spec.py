@@ -31,6 +31,22 @@ class _M(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _x_of(key: str, values: List[Any]):
+    """The x value among ``values`` that the table key ``key`` names (numeric match), or None."""
+    try:
+        k = float(key)
+    except ValueError:
+        return None
+    return next((v for v in values if isinstance(v, (int, float)) and float(v) == k), None)
+
+
+def _at_x(table: Dict[str, Dict[str, Any]], x) -> Dict[str, Any]:
+    for k, v in table.items():
+        if _x_of(k, [x]) is not None:
+            return v
+    return {}
+
+
 class XAxis(_M):
     key: str
     values: List[Any]
@@ -38,6 +54,16 @@ class XAxis(_M):
     #: Multiply x by this for display (e.g. 100 for a fraction shown in %).
     display_scale: float = 1.0
     log: bool = False
+    #: Extra overrides per x value, keyed by the value as written (``[x.set."4"]``): for sweeps
+    #: where one x changes several keys (e.g. queues per port and the workloads spread over them).
+    set: Dict[str, Dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_set(self):
+        for k in self.set:
+            if _x_of(k, self.values) is None:
+                raise ValueError(f"[x.set.\"{k}\"]: {k} is not one of the x values {self.values}")
+        return self
 
 
 class Series(_M):
@@ -45,6 +71,8 @@ class Series(_M):
     set: Dict[str, Any] = Field(default_factory=dict)
     #: Only run at these x values (default: all).
     only_x: Optional[List[Any]] = None
+    #: Overrides of this series at one x value, keyed like ``[x.set]`` (applied after ``set``).
+    x_set: Dict[str, Dict[str, Any]] = Field(default_factory=dict)
 
 
 class Scale(_M):
@@ -127,6 +155,10 @@ class FigureSpec(_M):
                     raise ValueError(f"a packet-simulation figure needs [{need}]")
             if not self.series:
                 raise ValueError("a packet-simulation figure needs at least one [[series]]")
+            for sr in self.series:
+                for k in sr.x_set:
+                    if _x_of(k, self.x.values) is None:
+                        raise ValueError(f"series {sr.name}: x_set key {k} is not one of the x values {self.x.values}")
             for s in SCALES[1:]:
                 if s not in self.scales:
                     raise ValueError(f"a packet-simulation figure needs [scales.{s}]")
@@ -206,7 +238,8 @@ def points(spec: FigureSpec, scale: str, seeds: Optional[List[int]] = None, over
                 continue
             for seed in (seeds or sca.seeds):
                 d = copy.deepcopy(base_dict)
-                for layer in (spec.scenario.set, sca.set, {spec.x.key: x}, s.set, overrides or {}):
+                for layer in (spec.scenario.set, sca.set, {spec.x.key: x}, _at_x(spec.x.set, x), s.set,
+                              _at_x(s.x_set, x), overrides or {}):
                     for k, v in layer.items():
                         set_path(d, k, copy.deepcopy(v))
                 d["seed"] = int(seed)
