@@ -51,7 +51,7 @@ _WALL_PER_ARRIVAL_S = 8.0
 def estimate_cpu_s(specs: Sequence[FigureSpec], scale: str, seeds: Optional[List[int]] = None) -> float:
     total = 0.0
     for s in specs:
-        if s.kind != "packet":
+        if not s.simulated:
             continue
         sc = s.scale(scale)
         arr = sc.set.get("arrivals_until_ms", s.scenario.set.get("arrivals_until_ms", 500)) / 1e3
@@ -87,7 +87,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     specs = _select(ids)
     for s in specs:
         for p in s.panels:
-            if s.kind == "packet" and (why := validate_metric(p.metric)):
+            if s.simulated and (why := validate_metric(p.metric)):
                 raise ScenarioError(f"figure {s.id} panel {p.id}: metric '{p.metric}' unknown; allowed: {why}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -95,7 +95,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     # Plan every run of every figure first (validates them all before anything runs).
     plan = {}
     for s in specs:
-        if s.kind == "packet":
+        if s.simulated:
             pts = points(s, scale, seeds, overrides)
             plan[s.id] = [(series, x, seed, sc, run_key(sc)) for series, x, seed, sc in pts]
     jobs_list = [(key, sc) for rows in plan.values() for (_, _, _, sc, key) in rows]
@@ -127,12 +127,14 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     results = {}
     for s in specs:
         t0 = time.perf_counter()
-        if s.kind == "packet":
+        if s.simulated:
             wanted = [p.metric for p in s.panels]
             for series, x, seed, sc, key in plan[s.id]:
                 m = run_metrics(runs_dir / key, wanted, incast_workloads(sc), sc)
                 wall = json.loads((runs_dir / key / "summary.json").read_text())["wall_s"]
-                rows.append(dict(figure=s.id, series=series, x=float(x), seed=seed, run=key, wall_s=wall, **m))
+                sr = next(q for q in s.series if q.name == series)
+                for xr in (s.scale(scale).x_values or s.x.values) if sr.constant else [x]:
+                    rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, run=key, wall_s=wall, **m))
         else:
             for r in analytic.generate(s):
                 rows.append(dict(figure=s.id, seed=0, run="", wall_s=time.perf_counter() - t0, **r))

@@ -18,6 +18,10 @@ Every rule yields a *measured* number and whether it holds:
   min ≤ measured ≤ max (e.g. buffer states that do or do not converge).
 * ``lowest``: y(series) / min(y(others)) at ``at`` (worst over x for "all"); holds iff ≤ max
   (default 1: strictly the lowest or tied).
+* ``growth``: y(series) at the largest x / y(series) at the smallest x (e.g. "rises ≥ 2× from the
+  lowest to the highest load"); holds iff min ≤ measured ≤ max.
+* ``range``: max / min of y(series) over x ("varies ≤ 1.5× across loads"); holds iff
+  min ≤ measured ≤ max.
 """
 
 from __future__ import annotations
@@ -104,6 +108,12 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
                     measured = float(min(vals))
                 else:
                     measured = float(max(vals))
+        elif c.rule in ("growth", "range"):
+            ys = [(x, _y(table, c.series, x)) for x in sorted(table.get(c.series, {}))]
+            ys = [(x, v) for x, v in ys if not math.isnan(v)]
+            if len(ys) >= 2:
+                vals = [v for _, v in ys]
+                measured = vals[-1] / vals[0] if c.rule == "growth" else max(vals) / min(vals)
         elif c.rule in ("monotone", "ratio_trend"):
             xs = _xs(table, c.series, c.others)
             if c.rule == "monotone":
@@ -139,7 +149,12 @@ def _describe(c: Claim, lo: float, hi: float) -> str:
         "within": f"|{c.series} / each({', '.join(c.others)}) − 1|",
         "value": c.series,
         "spread": f"max/min over ({', '.join([c.series, *c.others])})",
+        "growth": f"{c.series} at the largest x / at the smallest x",
+        "range": f"max/min of {c.series} over x",
     }[c.rule]
+    if c.rule in ("growth", "range"):
+        bounds = " and ".join(b for b in ([f"≥ {lo:g}"] if lo > -math.inf else []) + ([f"≤ {hi:g}"] if hi < math.inf else []))
+        return f"{what} {bounds}".strip()
     at = {"all": "at every x (worst)", "mean": "mean over x", None: "at every x"}.get(c.at, f"at x = {c.at}")
     bounds = " and ".join(b for b in ([f"≥ {lo:g}"] if lo > -math.inf else []) + ([f"≤ {hi:g}"] if hi < math.inf else []))
     return f"{what} {at} {bounds}".strip()

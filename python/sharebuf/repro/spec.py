@@ -3,7 +3,7 @@
 A spec names the figure (``<paper>-fig<N>``), its kind (``packet`` simulation, ``analytical``
 closed form, ``toy`` example), its sources, and either
 
-* for packet simulations: a base scenario, overrides, the swept key (``[x]``), the series (each a
+* for packet simulations (and toys rebuilt as tiny simulations): a base scenario, overrides, the swept key (``[x]``), the series (each a
   set of overrides), per-scale overrides and seeds; or
 * for analytical/toy figures: the name of a point generator in :mod:`sharebuf.repro.analytic`
   and its arguments,
@@ -71,6 +71,9 @@ class Series(_M):
     set: Dict[str, Any] = Field(default_factory=dict)
     #: Only run at these x values (default: all).
     only_x: Optional[List[Any]] = None
+    #: The series does not depend on x (e.g. the DT bar of ABM Fig. 12): it runs once, at its
+    #: first ``only_x`` value or the scale's first x, and that run is reported at every x.
+    constant: bool = False
     #: Overrides of this series at one x value, keyed like ``[x.set]`` (applied after ``set``).
     x_set: Dict[str, Dict[str, Any]] = Field(default_factory=dict)
 
@@ -100,7 +103,7 @@ class Claim(_M):
     id: str
     panel: str
     text: str
-    rule: Literal["ratio", "value", "monotone", "lowest", "ratio_trend", "within", "ordered", "spread"]
+    rule: Literal["ratio", "value", "monotone", "lowest", "ratio_trend", "within", "ordered", "spread", "growth", "range"]
     series: str
     others: List[str] = Field(default_factory=list)
     #: How to combine the other series: ``each`` = the worst ratio over them, ``mean`` = ratio to their mean.
@@ -147,9 +150,15 @@ class FigureSpec(_M):
     claims: List[Claim] = Field(default_factory=list)
     layout: Optional[List[int]] = None  # rows, cols
 
+    @property
+    def simulated(self) -> bool:
+        """Packet simulations: every ``packet`` figure, and a ``toy`` rebuilt as a tiny simulation
+        (it has a ``[scenario]`` instead of a generator)."""
+        return self.kind == "packet" or (self.kind == "toy" and self.scenario is not None)
+
     @model_validator(mode="after")
     def _check(self):
-        if self.kind == "packet":
+        if self.simulated:
             for need in ("scenario", "x"):
                 if getattr(self, need) is None:
                     raise ValueError(f"a packet-simulation figure needs [{need}]")
@@ -163,13 +172,13 @@ class FigureSpec(_M):
                 if s not in self.scales:
                     raise ValueError(f"a packet-simulation figure needs [scales.{s}]")
         elif self.generator is None:
-            raise ValueError(f"a {self.kind} figure needs generator = \"...\"")
+            raise ValueError(f"a {self.kind} figure needs generator = \"...\"" + (" or a [scenario] (a tiny simulation)" if self.kind == "toy" else ""))
         panel_ids = {p.id for p in self.panels}
         names = {s.name for s in self.series}
         for c in self.claims:
             if c.panel not in panel_ids:
                 raise ValueError(f"claim {c.id}: panel '{c.panel}' is not one of {sorted(panel_ids)}")
-            if self.kind == "packet":
+            if self.simulated:
                 for s in [c.series, *c.others]:
                     if s not in names:
                         raise ValueError(f"claim {c.id}: series '{s}' is not one of {sorted(names)}")
@@ -183,12 +192,17 @@ class FigureSpec(_M):
         return Scale()
 
     def n_runs(self, scale: str) -> int:
-        if self.kind != "packet":
+        if not self.simulated:
             return 0
         sc = self.scale(scale)
         xs = sc.x_values or self.x.values
-        n = sum(len([x for x in xs if s.only_x is None or x in s.only_x]) for s in self.series)
+        n = sum(len(self.series_x(s, xs)) for s in self.series)
         return n * len(sc.seeds)
+
+    def series_x(self, s: "Series", xs: List[Any]) -> List[Any]:
+        """The x values at which series ``s`` runs, given the scale's x values."""
+        own = [x for x in xs if s.only_x is None or x in s.only_x]
+        return own[:1] if s.constant else own
 
 
 def _figures_dir():
@@ -233,9 +247,7 @@ def points(spec: FigureSpec, scale: str, seeds: Optional[List[int]] = None, over
     xs = sca.x_values or spec.x.values
     out = []
     for s in spec.series:
-        for x in xs:
-            if s.only_x is not None and x not in s.only_x:
-                continue
+        for x in spec.series_x(s, xs):
             for seed in (seeds or sca.seeds):
                 d = copy.deepcopy(base_dict)
                 for layer in (spec.scenario.set, sca.set, {spec.x.key: x}, _at_x(spec.x.set, x), s.set,
