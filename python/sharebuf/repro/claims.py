@@ -8,6 +8,8 @@ Every rule yields a *measured* number and whether it holds:
   ``at = "mean"``: the mean over x of the per-x ratio. Holds iff min ≤ measured ≤ max.
 * ``within``: |y(series)/y(other) − 1| over the others (worst), holds iff ≤ max.
 * ``value``: y(series) at ``at``; holds iff min ≤ measured ≤ max.
+* ``at = "any"`` (ratio, lowest, within, value, spread): the best x instead of the worst ("up to
+  34.73% below ABM": the smallest ratio over x must be ≤ max).
 * ``monotone``: y(series) over x must move in ``direction``; measured = number of inversions
   (steps against it by more than ``rel_tol``), holds iff ≤ ``inversions``.
 * ``ratio_trend``: the same, applied to y(series)/mean(y(others)) over x.
@@ -89,7 +91,7 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
     try:
         if c.rule in ("ratio", "lowest", "within", "value", "spread"):
             xs = _xs(table, c.series, c.others)
-            if c.at not in ("all", "mean", None):
+            if c.at not in ("all", "mean", "any", None):
                 xs = [x for x in xs if math.isclose(float(x), float(c.at), rel_tol=1e-9)]
             if c.rule == "ratio":
                 vals = [_ratio_at(table, c, x) for x in xs]
@@ -104,6 +106,8 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
             if vals:
                 if c.at == "mean":
                     measured = float(np.mean(vals))
+                elif c.at == "any":
+                    measured = float(max(vals)) if c.max is None and c.min is not None else float(min(vals))
                 elif c.max is None and c.min is not None:
                     measured = float(min(vals))
                 else:
@@ -155,6 +159,6 @@ def _describe(c: Claim, lo: float, hi: float) -> str:
     if c.rule in ("growth", "range"):
         bounds = " and ".join(b for b in ([f"≥ {lo:g}"] if lo > -math.inf else []) + ([f"≤ {hi:g}"] if hi < math.inf else []))
         return f"{what} {bounds}".strip()
-    at = {"all": "at every x (worst)", "mean": "mean over x", None: "at every x"}.get(c.at, f"at x = {c.at}")
+    at = {"all": "at every x (worst)", "mean": "mean over x", "any": "at some x (best)", None: "at every x"}.get(c.at, f"at x = {c.at}")
     bounds = " and ".join(b for b in ([f"≥ {lo:g}"] if lo > -math.inf else []) + ([f"≤ {hi:g}"] if hi < math.inf else []))
     return f"{what} {at} {bounds}".strip()

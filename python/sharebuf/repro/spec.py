@@ -109,7 +109,7 @@ class Claim(_M):
     #: How to combine the other series: ``each`` = the worst ratio over them, ``mean`` = ratio to their mean.
     combine: Literal["each", "mean", "min", "max"] = "each"
     #: The x value the claim is about; ``"all"`` = must hold at every x (worst case reported),
-    #: ``"mean"`` = average of the per-x measured values.
+    #: ``"mean"`` = average of the per-x measured values, ``"any"`` = the best x (claims "up to").
     at: Union[float, int, str, None] = "all"
     min: Optional[float] = None
     max: Optional[float] = None
