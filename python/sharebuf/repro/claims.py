@@ -7,6 +7,8 @@ Every rule yields a *measured* number and whether it holds:
   mean, ``min``/``max`` the ratio to their min/max. ``at = "all"``: the worst over every x;
   ``at = "mean"``: the mean over x of the per-x ratio. Holds iff min ≤ measured ≤ max.
 * ``within``: |y(series)/y(other) − 1| over the others (worst), holds iff ≤ max.
+* ``diff``: |y(series) − y(other)| over the others (worst), holds iff ≤ max (percentage points:
+  "throughput within 5 points of DT").
 * ``value``: y(series) at ``at``; holds iff min ≤ measured ≤ max.
 * ``at = "any"`` (ratio, lowest, within, value, spread): the best x instead of the worst ("up to
   34.73% below ABM": the smallest ratio over x must be ≤ max).
@@ -89,7 +91,7 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
     """``table[series][x]`` = the claim's panel metric (mean over seeds)."""
     measured = math.nan
     try:
-        if c.rule in ("ratio", "lowest", "within", "value", "spread"):
+        if c.rule in ("ratio", "lowest", "within", "diff", "value", "spread"):
             xs = _xs(table, c.series, c.others)
             if c.at not in ("all", "mean", "any", None):
                 xs = [x for x in xs if math.isclose(float(x), float(c.at), rel_tol=1e-9)]
@@ -101,6 +103,8 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
                 vals = [max(v) / min(v) for v in ([_y(table, n, x) for n in [c.series, *c.others]] for x in xs)]
             elif c.rule == "within":
                 vals = [max(abs(_y(table, c.series, x) / _y(table, o, x) - 1) for o in c.others) for x in xs]
+            elif c.rule == "diff":
+                vals = [max(abs(_y(table, c.series, x) - _y(table, o, x)) for o in c.others) for x in xs]
             else:
                 vals = [_y(table, c.series, x) for x in xs]
             if vals:
@@ -151,6 +155,7 @@ def _describe(c: Claim, lo: float, hi: float) -> str:
         "ratio": f"{c.series} / {('mean' if c.combine == 'mean' else c.combine)}({', '.join(c.others)})",
         "lowest": f"{c.series} / min({', '.join(c.others)})",
         "within": f"|{c.series} / each({', '.join(c.others)}) − 1|",
+        "diff": f"|{c.series} − each({', '.join(c.others)})|",
         "value": c.series,
         "spread": f"max/min over ({', '.join([c.series, *c.others])})",
         "growth": f"{c.series} at the largest x / at the smallest x",

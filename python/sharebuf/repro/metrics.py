@@ -11,10 +11,10 @@ Names are ``<family>.<stat>.<class>[.<workload>]``:
 * ``buffer.{p99,mean,max}_pct[.leaf|.all]`` — shared-buffer occupancy of the leaf switches (default)
   in % of the buffer, over the sampled time series (ABM code: leaf 0 sampled every 30 µs).
 * ``throughput.long_gbps`` — mean goodput of finished long flows (size·8 / FCT).
-* ``throughput.uplink_pct`` — carried load: payload bytes received by the non-incast inter-leaf
-  flows, ×8, over (leaves × a leaf's uplink capacity × the arrival window ``arrivals_until_ms``),
-  in % (FB's "THP (%)", which follows the offered load; with ``load_definition = "uplink"`` it
-  is the offered load times the fraction delivered). Needs the run's scenario.
+* ``throughput.uplink_pct`` — carried load in the arrival window T = ``arrivals_until_ms``: payload
+  bytes the non-incast inter-leaf flows delivered before T (each flow's bytes spread evenly over
+  its FCT), ×8, over (leaves × a leaf's uplink capacity × T), in % (FB's "THP (%)", which
+  follows the offered load). Needs the run's scenario.
 * ``qct.{mean,p99}_ms`` — query completion time of incast queries.
 * ``fct.{p50,p70,p90,p95,p99,p999,mean}_ms.<class>[.<workload>]`` — absolute FCT in ms, as FAB
   and FB's testbed report it; a flow unfinished at the end counts with FCT = end of the run −
@@ -135,7 +135,10 @@ def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenari
             inter = df[(df.src // hosts_per_leaf) != (df.dst // hosts_per_leaf)]
             window_s = float(scenario.get("arrivals_until_ms") or scenario.get("max_ms")) / 1e3
             cap = leaves * uplink_capacity_gbps(scenario) * 1e9 * window_s
-            out[name] = 100.0 * float(inter.received_bytes.sum()) * 8 / cap
+            # bytes each flow delivered inside the window, its delivery spread evenly over its FCT
+            fct = inter.fct_s.where(inter.finished, float(summary["sim_s"]) - inter.start_s).to_numpy(dtype=float)
+            frac = np.clip((window_s - inter.start_s.to_numpy(dtype=float)) / np.maximum(fct, 1e-12), 0.0, 1.0)
+            out[name] = 100.0 * float((inter.received_bytes.to_numpy(dtype=float) * frac).sum()) * 8 / cap
         elif name == "queue.drain_us":
             out[name] = _drain_us(run_dir)
         elif fam == "buffer":

@@ -103,7 +103,7 @@ class Claim(_M):
     id: str
     panel: str
     text: str
-    rule: Literal["ratio", "value", "monotone", "lowest", "ratio_trend", "within", "ordered", "spread", "growth", "range"]
+    rule: Literal["ratio", "value", "monotone", "lowest", "ratio_trend", "within", "ordered", "spread", "growth", "range", "diff"]
     series: str
     others: List[str] = Field(default_factory=list)
     #: How to combine the other series: ``each`` = the worst ratio over them, ``mean`` = ratio to their mean.
