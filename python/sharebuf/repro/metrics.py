@@ -2,7 +2,7 @@
 
 Names are ``<family>.<stat>.<class>[.<workload>]``:
 
-* ``slowdown.{p50,p95,p99,p999,mean}.{incast,short,long,all}[.<workload>]`` — FCT slowdown with the
+* ``slowdown.{p10,p50,p70,p90,p95,p99,p999,mean}.{incast,short,long,all}[.<workload>]`` — FCT slowdown with the
   papers' ideal FCT (base RTT + size·8 / host link rate; column ``slowdown_paper`` when the run
   has it, else ``slowdown``). Classes: ``incast`` = responses of incast workloads; ``short`` =
   other flows < 100,000 B; ``long`` = other flows ≥ 1,000,000 B; ``all`` = every non-incast flow.
@@ -16,7 +16,7 @@ Names are ``<family>.<stat>.<class>[.<workload>]``:
   its FCT), ×8, over (leaves × a leaf's uplink capacity × T), in % (FB's "THP (%)", which
   follows the offered load). Needs the run's scenario.
 * ``qct.{mean,p99}_ms`` — query completion time of incast queries.
-* ``fct.{p50,p70,p90,p95,p99,p999,mean}_ms.<class>[.<workload>]`` — absolute FCT in ms, as FAB
+* ``fct.{p10,p50,p70,p90,p95,p99,p999,mean}_ms.<class>[.<workload>]`` — absolute FCT in ms, as FAB
   and FB's testbed report it; a flow unfinished at the end counts with FCT = end of the run −
   its start (FAB §3).
 * ``retransmits.<class>[.<workload>]`` — segments retransmitted by the flows of a class (every
@@ -39,7 +39,7 @@ import numpy as np
 
 SHORT_BYTES = 100_000
 LONG_BYTES = 1_000_000
-PCTS = {"p50": 0.50, "p70": 0.70, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+PCTS = {"p10": 0.10, "p50": 0.50, "p70": 0.70, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 CLASSES = ("incast", "short", "long", "all")
 
 
