@@ -9,7 +9,11 @@ closed form, ``toy`` example), its sources, and either
   and its arguments,
 
 plus the panels (one metric each) and the paper's claims with their check rules
-(:mod:`sharebuf.repro.claims`). Keys of overrides are the dotted scenario keys of
+(:mod:`sharebuf.repro.claims`). Where one x value changes several keys (queues per port and the
+workloads spread over them), ``[x.set."<x>"]`` (every series) and ``[series.x_set."<x>"]`` (one
+series) add overrides at that x; a series may sweep another key than ``[x].key`` this way, which
+lets one figure hold two sweeps (FB Fig. 8: load and burst size; panels pick their series). A
+``constant`` series (ABM Fig. 12's DT bar) runs once and is reported at every x. Keys of overrides are the dotted scenario keys of
 ``sharebuf sweep --grid`` (``switch.bm.scheme``, ``workload[1].request_fraction_of_buffer``).
 """
 
