@@ -83,13 +83,13 @@ def _select(classes: Dict[str, object], df, parts) -> object:
     return df[df.workload == wl] if cls == "incast" else classes[cls][classes[cls].workload == wl]
 
 
-def uplink_capacity_gbps(scenario: dict) -> float:
-    """Uplink capacity of one leaf of a leaf-spine scenario dict (spines × parallel links × rate)."""
+def _leaf_spine(scenario: dict):
+    from ..config import LeafSpine
+
     t = scenario.get("topology", {})
-    spl, host = t.get("servers_per_leaf", 16), t.get("host_link_gbps", 10.0)
-    sp, links = t.get("spines", 2), t.get("links_per_leaf_spine", 1)
-    fab = t.get("fabric_link_gbps") or spl * host / (sp * links)
-    return sp * links * fab
+    if t.get("kind", "leaf_spine") != "leaf_spine":
+        raise KeyError("throughput.uplink_pct needs a leaf_spine topology")
+    return LeafSpine(**{"kind": "leaf_spine", **t})
 
 
 def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenario: Optional[dict] = None) -> Dict[str, float]:
@@ -129,12 +129,12 @@ def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenari
         elif name == "throughput.uplink_pct":
             if scenario is None:
                 raise KeyError(f"{name} needs the run's scenario")
-            leaves = scenario.get("topology", {}).get("leaves", 2)
-            hosts_per_leaf = scenario.get("topology", {}).get("servers_per_leaf", 16)
+            topo = _leaf_spine(scenario)
             df = _classes(flows, incast_names)["all"]
-            inter = df[(df.src // hosts_per_leaf) != (df.dst // hosts_per_leaf)]
+            inter = df[(df.src // topo.servers_per_leaf) != (df.dst // topo.servers_per_leaf)]
             window_s = float(scenario.get("arrivals_until_ms") or scenario.get("max_ms")) / 1e3
-            cap = leaves * uplink_capacity_gbps(scenario) * 1e9 * window_s
+            uplink_gbps = topo.spines * topo.links_per_leaf_spine * topo.fabric_gbps()
+            cap = topo.leaves * uplink_gbps * 1e9 * window_s
             # bytes each flow delivered inside the window, its delivery spread evenly over its FCT
             fct = inter.fct_s.where(inter.finished, float(summary["sim_s"]) - inter.start_s).to_numpy(dtype=float)
             frac = np.clip((window_s - inter.start_s.to_numpy(dtype=float)) / np.maximum(fct, 1e-12), 0.0, 1.0)
