@@ -110,6 +110,10 @@ def test_per_x_overrides_and_constant_series():
     assert [w["priority"] for w in ws] == [1, 2, 3, 4] and math.isclose(sum(w["load"] for w in ws), 0.4)
     assert [w["priority"] for w in sc["workload"] if w["kind"] == "incast"] == [4]
     assert pts[("Cubic DT", 5)]["switch"]["bm"]["alpha"] == 0.5
+    bad = f10.model_dump()
+    bad["x"]["set"] = {"9": {"switch.queues_per_port": 9}}
+    with pytest.raises(ValueError, match=r"9 is not one of the x values"):
+        type(f10).model_validate(bad)
     f12 = specs["abm-fig12"]
     dt = [x for sr, x, _, _ in points(f12, "quick") if sr == "DT"]
     assert len(dt) == 1 and f12.n_runs("quick") == 4 + 1
