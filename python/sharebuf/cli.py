@@ -272,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--logy", action="store_true")
     pl.add_argument("--out", help="output PNG (a PDF is written beside it; default: in DIR)")
     pl.set_defaults(func=cmd_plot)
+    from .repro.cli import register as register_repro
+
+    register_repro(sub)
     try:
         from .analysis.cli import register
     except ImportError:  # analysis toolkit not present

@@ -1,0 +1,227 @@
+"""Metrics of one run, as the papers define them (figures.md §6 "Common definitions").
+
+Names are ``<family>.<stat>.<class>[.<workload>]``:
+
+* ``slowdown.{p10,p50,p70,p90,p95,p99,p999,mean}.{incast,short,long,all}[.<workload>]`` — FCT slowdown with the
+  papers' ideal FCT (base RTT + size·8 / host link rate; column ``slowdown_paper`` when the run
+  has it, else ``slowdown``). Classes: ``incast`` = responses of incast workloads; ``short`` =
+  other flows < 100,000 B; ``long`` = other flows ≥ 1,000,000 B; ``all`` = every non-incast flow.
+  A workload suffix restricts to that workload (multi-class figures). Percentiles are
+  ``sorted[ceil(n·p)−1]`` as the ABM code's ``sorted[int(n·p)−1]`` up to rounding (nearest-rank).
+* ``buffer.{p99,mean,max}_pct[.leaf|.all]`` — shared-buffer occupancy of the leaf switches (default)
+  in % of the buffer, over the sampled time series (ABM code: leaf 0 sampled every 30 µs).
+* ``throughput.long_gbps`` — mean goodput of finished long flows (size·8 / FCT).
+* ``throughput.uplink_pct`` — carried load in the arrival window T = ``arrivals_until_ms``: payload
+  bytes the non-incast inter-leaf flows delivered before T (each flow's bytes spread evenly over
+  its FCT), ×8, over (leaves × a leaf's uplink capacity × T), in % (FB's "THP (%)", which
+  follows the offered load). Needs the run's scenario.
+* ``qct.{mean,p99}_ms`` — query completion time of incast queries.
+* ``fct.{p10,p50,p70,p90,p95,p99,p999,mean}_ms.<class>[.<workload>]`` — absolute FCT in ms, as FAB
+  and FB's testbed report it; a flow unfinished at the end counts with FCT = end of the run −
+  its start (FAB §3).
+* ``retransmits.<class>[.<workload>]`` — segments retransmitted by the flows of a class (every
+  flow, finished or not): the per-class count of data-packet losses (FAB Fig. 3b/3d "drops from
+  short flows"; a spurious retransmission would count too).
+* ``queue.drain_us`` — from ``queue_occupancy.parquet`` (needs ``output.queue_sample_us``): for
+  each (switch, port, queue), the time from its last sample at its peak to its first later
+  empty sample; the largest over queues (ABM Fig. 3's drain time).
+* ``drops`` — packets dropped; ``unfinished`` — flows not finished by the horizon.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Dict, Iterable, Optional
+
+import numpy as np
+
+SHORT_BYTES = 100_000
+LONG_BYTES = 1_000_000
+PCTS = {"p10": 0.10, "p50": 0.50, "p70": 0.70, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+CLASSES = ("incast", "short", "long", "all")
+
+
+def nearest_rank(x: np.ndarray, p: float) -> float:
+    """The p-quantile as ``sorted(x)[ceil(n·p) − 1]`` (NaN for no data)."""
+    if len(x) == 0:
+        return math.nan
+    s = np.sort(x)
+    return float(s[max(0, math.ceil(len(s) * p - 1e-9) - 1)])
+
+
+def _stat(x: np.ndarray, stat: str) -> float:
+    if stat == "mean":
+        return float(x.mean()) if len(x) else math.nan
+    if stat not in PCTS:
+        raise KeyError(stat)
+    return nearest_rank(x, PCTS[stat])
+
+
+def incast_workloads(scenario: dict) -> set:
+    """Names of the incast workloads of a scenario dict (their flows are the incast class)."""
+    return {w.get("name") or w["kind"] for w in scenario.get("workload", []) if w.get("kind") == "incast"}
+
+
+def _classes(df, incast_names: set) -> Dict[str, object]:
+    is_inc = df.workload.isin(incast_names)
+    return {
+        "incast": df[is_inc],
+        "short": df[~is_inc & (df.size_bytes < SHORT_BYTES)],
+        "long": df[~is_inc & (df.size_bytes >= LONG_BYTES)],
+        "all": df[~is_inc],
+    }
+
+
+def _select(classes: Dict[str, object], df, parts) -> object:
+    """Flows of class ``parts[0]``, restricted to workload ``parts[1:]`` if given."""
+    cls = parts[0]
+    if len(parts) == 1:
+        return classes[cls]
+    wl = ".".join(parts[1:])
+    return df[df.workload == wl] if cls == "incast" else classes[cls][classes[cls].workload == wl]
+
+
+def _leaf_spine(scenario: dict):
+    from ..config import LeafSpine
+
+    t = scenario.get("topology", {})
+    if t.get("kind", "leaf_spine") != "leaf_spine":
+        raise KeyError("throughput.uplink_pct needs a leaf_spine topology")
+    return LeafSpine(**{"kind": "leaf_spine", **t})
+
+
+def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenario: Optional[dict] = None) -> Dict[str, float]:
+    """Compute the metrics named in ``wanted`` (plus a standard set) for the run in ``run_dir``;
+    flows of the workloads ``incast_names`` form the incast class; ``scenario`` (the run's
+    scenario dict) is needed by ``throughput.uplink_pct``."""
+    import pyarrow.parquet as pq
+
+    run_dir = Path(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    flows = pq.read_table(run_dir / "flows.parquet").to_pandas()
+    col = "slowdown_paper" if "slowdown_paper" in flows.columns else "slowdown"
+    fin = flows[flows.finished]
+    classes = _classes(fin, incast_names)
+    every = None
+    out: Dict[str, float] = {"drops": float(summary["drops_total"]), "unfinished": float(summary["flows"]["unfinished"])}
+    std = [f"slowdown.{s}.{c}" for s in ("p50", "p99") for c in ("incast", "short", "long")]
+    for name in dict.fromkeys([*std, *wanted]):
+        fam, _, rest = name.partition(".")
+        if fam == "slowdown":
+            parts = rest.split(".")
+            df = _select(classes, fin, parts[1:])
+            out[name] = _stat(df[col].to_numpy(dtype=float), parts[0])
+        elif fam in ("fct", "retransmits"):
+            if every is None:
+                every = flows.copy()
+                end = float(summary["sim_s"])
+                every["fct_any_s"] = every.fct_s.where(every.finished, end - every.start_s)
+                every_cls = _classes(every, incast_names)
+            parts = rest.split(".")
+            if fam == "fct":
+                df = _select(every_cls, every, parts[1:])
+                out[name] = _stat(df.fct_any_s.to_numpy(dtype=float) * 1e3, parts[0].rsplit("_", 1)[0])
+            else:
+                df = _select(every_cls, every, parts)
+                out[name] = float(df.retransmits.sum())
+        elif name == "throughput.uplink_pct":
+            if scenario is None:
+                raise KeyError(f"{name} needs the run's scenario")
+            topo = _leaf_spine(scenario)
+            df = _classes(flows, incast_names)["all"]
+            inter = df[(df.src // topo.servers_per_leaf) != (df.dst // topo.servers_per_leaf)]
+            window_s = float(scenario.get("arrivals_until_ms") or scenario.get("max_ms")) / 1e3
+            uplink_gbps = topo.spines * topo.links_per_leaf_spine * topo.fabric_gbps()
+            cap = topo.leaves * uplink_gbps * 1e9 * window_s
+            # bytes each flow delivered inside the window, its delivery spread evenly over its FCT
+            fct = inter.fct_s.where(inter.finished, float(summary["sim_s"]) - inter.start_s).to_numpy(dtype=float)
+            frac = np.clip((window_s - inter.start_s.to_numpy(dtype=float)) / np.maximum(fct, 1e-12), 0.0, 1.0)
+            out[name] = 100.0 * float((inter.received_bytes.to_numpy(dtype=float) * frac).sum()) * 8 / cap
+        elif name == "queue.drain_us":
+            out[name] = _drain_us(run_dir)
+        elif fam == "buffer":
+            out[name] = _buffer(run_dir, summary, rest)
+        elif name == "throughput.long_gbps":
+            lf = classes["long"]
+            out[name] = float((lf.size_bytes * 8 / lf.fct_s).mean() / 1e9) if len(lf) else math.nan
+        elif fam == "qct":
+            q = pq.read_table(run_dir / "queries.parquet").to_pandas()
+            x = q[q.finished].qct_s.to_numpy(dtype=float) * 1e3
+            out[name] = _stat(x, rest.split("_")[0])
+        elif name not in out:
+            raise KeyError(name)
+    return out
+
+
+def _drain_us(run_dir: Path) -> float:
+    import pyarrow.parquet as pq
+
+    f = run_dir / "queue_occupancy.parquet"
+    if not f.is_file():
+        raise KeyError("queue.drain_us needs queue samples: set output.queue_sample_us > 0")
+    q = pq.read_table(f).to_pandas().sort_values("time_s", kind="stable")
+    best = math.nan
+    for _, g in q.groupby(["switch", "port", "queue"]):
+        b = g.bytes.to_numpy(dtype=float)
+        t = g.time_s.to_numpy(dtype=float)
+        if b.max() <= 0:
+            continue
+        i = len(b) - 1 - int(np.argmax(b[::-1]))  # last sample at the peak
+        empty = np.flatnonzero(b[i:] == 0)
+        if len(empty):
+            d = (t[i + empty[0]] - t[i]) * 1e6
+            best = d if math.isnan(best) else max(best, d)
+    return best
+
+
+def _buffer(run_dir: Path, summary: dict, rest: str) -> float:
+    import pyarrow.parquet as pq
+
+    stat, _, where = rest.partition(".")
+    where = where or "leaf"
+    b = pq.read_table(run_dir / "buffer.parquet").to_pandas()
+    per = summary["buffer"]["per_switch"]
+    if where == "leaf":
+        names = [n for n in per if n.startswith("leaf")] or list(per)
+    elif where == "all":
+        names = list(per)
+    else:
+        names = [where]
+    sel = b[b.switch.isin(names)]
+    if sel.empty:
+        return math.nan
+    pct = 100.0 * sel.occupancy_bytes.to_numpy(dtype=float) / np.array([per[s]["buffer_bytes"] for s in sel.switch])
+    if stat == "p99_pct":
+        return nearest_rank(pct, 0.99)
+    if stat == "mean_pct":
+        return float(pct.mean())
+    if stat == "max_pct":
+        return float(pct.max())
+    raise KeyError(f"buffer.{rest}")
+
+
+def validate_metric(name: str) -> Optional[str]:
+    """None if ``name`` is a metric this module computes, else why not."""
+    fam, _, rest = name.partition(".")
+    stats = "|".join([*PCTS, "mean"])
+    if fam == "slowdown":
+        p = rest.split(".")
+        if len(p) < 2 or p[0] not in (*PCTS, "mean") or p[1] not in CLASSES:
+            return f"slowdown.<{stats}>.<incast|short|long|all>[.<workload>]"
+        return None
+    if fam == "fct":
+        p = rest.split(".")
+        if len(p) < 2 or not p[0].endswith("_ms") or p[0][:-3] not in (*PCTS, "mean") or p[1] not in CLASSES:
+            return f"fct.<{stats}>_ms.<incast|short|long|all>[.<workload>]"
+        return None
+    if fam == "retransmits":
+        return None if rest.split(".")[0] in CLASSES else "retransmits.<incast|short|long|all>[.<workload>]"
+    if fam == "buffer":
+        stat = rest.partition(".")[0]
+        return None if stat in ("p99_pct", "mean_pct", "max_pct") else "buffer.<p99_pct|mean_pct|max_pct>[.leaf|.all|.<switch>]"
+    if name in ("throughput.long_gbps", "throughput.uplink_pct", "queue.drain_us", "qct.mean_ms", "qct.p99_ms", "drops", "unfinished"):
+        return None
+    return ("one of slowdown.*, fct.*, retransmits.*, buffer.*, throughput.long_gbps, throughput.uplink_pct, "
+            "queue.drain_us, qct.mean_ms, qct.p99_ms, drops, unfinished")

@@ -1,0 +1,274 @@
+"""sharebuf repro: every figure spec resolves, the claim rules compute what they say, a figure
+runs end to end at a tiny scale, and a killed run resumes without re-running or duplicating."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from sharebuf import repro
+from sharebuf.repro import claims, execute
+from sharebuf.repro.metrics import nearest_rank, validate_metric
+from sharebuf.repro.spec import Claim, points
+
+CATALOG = {
+    "fb-fig2", "fb-fig3", "fb-fig4", "fb-fig5", "fb-fig7", "fb-fig8", "fb-fig9", "fb-fig10b", "fb-fig11",
+    "fab-fig2", "fab-fig3",
+    "abm-fig3", "abm-fig4", "abm-fig5", "abm-fig6", "abm-fig7", "abm-fig8", "abm-fig9", "abm-fig10", "abm-fig11", "abm-fig12",
+    "cbm-fig1",
+    "bshare-fig2", "bshare-fig3", "bshare-fig4", "bshare-fig5",
+}
+
+
+def test_every_spec_resolves():
+    specs = repro.list_figures()
+    assert CATALOG <= set(specs)
+    for fid, s in specs.items():
+        assert s.sources and s.panels and s.description
+        if s.simulated:
+            for p in s.panels:
+                assert validate_metric(p.metric) is None, (fid, p.metric)
+            for scale in ("quick", "full"):
+                pts = points(s, scale)
+                assert len(pts) == s.n_runs(scale) > 0
+            # Every point of the quick scale is a valid scenario with a known scheme and transport.
+            keys = {execute.run_key(sc) for _, _, _, sc in points(s, "quick")}
+            assert len(keys) == s.n_runs("quick"), f"{fid}: two points resolve to the same run"
+
+
+def test_shared_runs_have_the_same_key():
+    """abm-fig9's Cubic runs are abm-fig7's DT and ABM runs (content addressing)."""
+    specs = repro.list_figures()
+    k7 = {(sr, x): execute.run_key(sc) for sr, x, _, sc in points(specs["abm-fig7"], "quick")}
+    k9 = {(sr, x): execute.run_key(sc) for sr, x, _, sc in points(specs["abm-fig9"], "quick")}
+    for x in specs["abm-fig7"].x.values:
+        assert k9[("Cubic DT", x)] == k7[("DT", x)]
+        assert k9[("Cubic ABM", x)] == k7[("ABM", x)]
+        assert k9[("DCTCP DT", x)] != k7[("DT", x)]
+
+
+def _c(**kw):
+    return Claim(id="t", panel="a", text="t", **kw)
+
+
+def test_claim_rules_on_a_hand_table():
+    t = {"A": {1.0: 2.0, 2.0: 3.0, 3.0: 1.0}, "B": {1.0: 4.0, 2.0: 4.0, 3.0: 10.0}, "C": {1.0: 8.0, 2.0: 2.0, 3.0: 10.0}}
+    # ratio to each other series at x = 1: max(2/4, 2/8) = 0.5
+    r = claims.evaluate(_c(rule="ratio", series="A", others=["B", "C"], at=1.0, max=0.5), t)
+    assert r["measured"] == 0.5 and r["holds"]
+    # ratio to the mean at x = 2: 3 / 3 = 1.0 > 0.9
+    r = claims.evaluate(_c(rule="ratio", series="A", others=["B", "C"], combine="mean", at=2.0, max=0.9), t)
+    assert r["measured"] == 1.0 and not r["holds"]
+    # mean over x of A/mean(B, C): (2/6 + 3/3 + 1/10) / 3
+    r = claims.evaluate(_c(rule="ratio", series="A", others=["B", "C"], combine="mean", at="mean", max=1), t)
+    assert math.isclose(r["measured"], (1 / 3 + 1 + 0.1) / 3)
+    # A is not monotone: one inversion (3 -> 1)
+    r = claims.evaluate(_c(rule="monotone", series="A", direction="nondecreasing"), t)
+    assert r["measured"] == 1 and not r["holds"]
+    assert claims.evaluate(_c(rule="monotone", series="A", direction="nondecreasing", inversions=1), t)["holds"]
+    # ordered B -> C decreasing: violated at x = 1 (4 -> 8) and x = 3 (10 -> 10, not strict)
+    r = claims.evaluate(_c(rule="ordered", series="B", others=["C"], direction="decreasing"), t)
+    assert r["measured"] == 2
+    # spread at x = 3: 10 / 1
+    assert claims.evaluate(_c(rule="spread", series="A", others=["B", "C"], at=3.0, min=5), t)["measured"] == 10
+    # lowest: A / min(B, C) worst over x = max(0.5, 1.5, 0.1) = 1.5 -> not always the lowest
+    r = claims.evaluate(_c(rule="lowest", series="A", others=["B", "C"]), t)
+    assert r["measured"] == 1.5 and not r["holds"]
+    # a claim at an x that was not run has no measured value and does not hold
+    r = claims.evaluate(_c(rule="ratio", series="A", others=["B"], at=9.0, max=1), t)
+    assert math.isnan(r["measured"]) and not r["holds"]
+
+
+def test_new_claim_rules_on_a_hand_table():
+    t = {"A": {1.0: 2.0, 2.0: 3.0, 3.0: 8.0}, "B": {1.0: 4.0, 2.0: 2.0, 3.0: 10.0}}
+    # growth: last x / first x = 8 / 2; range: max / min over x = 8 / 2
+    r = claims.evaluate(_c(rule="growth", series="A", min=4.0), t)
+    assert r["measured"] == 4.0 and r["holds"]
+    assert not claims.evaluate(_c(rule="growth", series="A", min=4.01), t)["holds"]
+    assert claims.evaluate(_c(rule="range", series="B", max=5.0), t)["measured"] == 5.0
+    # diff: worst |A − B| over x = |8 − 10| = 2 (x = 1: 2, x = 2: 1)
+    r = claims.evaluate(_c(rule="diff", series="A", others=["B"], max=2.0), t)
+    assert r["measured"] == 2.0 and r["holds"]
+    # at = "any": the best x; A/B = 0.5, 1.5, 0.8 -> 0.5 (worst, at = all: 1.5)
+    assert claims.evaluate(_c(rule="ratio", series="A", others=["B"], at="any", max=0.6), t)["measured"] == 0.5
+    assert claims.evaluate(_c(rule="ratio", series="A", others=["B"], max=0.6), t)["measured"] == 1.5
+
+
+def test_per_x_overrides_and_constant_series():
+    """[x.set] and series x_set change several keys at one x; a constant series runs once and is
+    reported at every x (the DT bar of ABM Fig. 12)."""
+    specs = repro.list_figures()
+    f10 = specs["abm-fig10"]
+    pts = {(sr, x): sc for sr, x, _, sc in points(f10, "quick")}
+    sc = pts[("Cubic DT (code α)", 5)]
+    assert sc["switch"]["queues_per_port"] == 5
+    assert sc["switch"]["bm"]["alpha"] == [1, 0.5, 0.5, 0.5, 0.125]
+    ws = [w for w in sc["workload"] if w["kind"] == "poisson"]
+    assert [w["priority"] for w in ws] == [1, 2, 3, 4] and math.isclose(sum(w["load"] for w in ws), 0.4)
+    assert [w["priority"] for w in sc["workload"] if w["kind"] == "incast"] == [4]
+    assert pts[("Cubic DT", 5)]["switch"]["bm"]["alpha"] == 0.5
+    bad = f10.model_dump()
+    bad["x"]["set"] = {"9": {"switch.queues_per_port": 9}}
+    with pytest.raises(ValueError, match=r"9 is not one of the x values"):
+        type(f10).model_validate(bad)
+    f12 = specs["abm-fig12"]
+    dt = [x for sr, x, _, _ in points(f12, "quick") if sr == "DT"]
+    assert len(dt) == 1 and f12.n_runs("quick") == 4 + 1
+
+
+def test_toy_figures_match_hand_computations(tmp_path):
+    """FB Figs. 2, 4, 5 and FAB Fig. 2 in the fluid model against the papers' and the catalog's
+    exact numbers (every input stated, or the catalog's stated assumption r = 5)."""
+    ids = ["fb-fig2", "fb-fig4", "fb-fig5", "fab-fig2"]
+    res = repro.reproduce(ids, tmp_path, log=lambda *a: None)
+    pts = pd.read_parquet(tmp_path / "points.parquet")
+
+    def v(fid, series, x, col="packets"):
+        return pts[(pts.figure == fid) & (pts.series == series) & (pts.x == x)][col].item()
+
+    r = 5.0
+    assert math.isclose(v("fb-fig2", "DT: Q2 (high, α = 2)", 1), 60 * (r - 1) / (3 * r - 5), rel_tol=1e-9)  # 24
+    assert math.isclose(v("fb-fig2", "DT: Q1 (low, α = 1)", 2), 15, rel_tol=1e-9)
+    assert math.isclose(v("fb-fig4", "4a: remaining", 0), 10, rel_tol=1e-9)
+    assert math.isclose(v("fb-fig4", "4bc: high burst (port 1)", 1), 8, rel_tol=1e-9)  # the paper's 8 packets
+    assert math.isclose(v("fb-fig4", "4bc: high burst (port 1)", 2), 2 * 60 / 8, rel_tol=1e-9)
+    assert all(math.isclose(v("fb-fig5", "FB: high queue", n, "high_packets"), 30, rel_tol=1e-9) for n in range(1, 11))
+    assert math.isclose(v("fb-fig5", "5bc: low 1 (port 2)", 0), 2, rel_tol=1e-9)  # α/N_p·γ·R = 1/25·50
+    assert math.isclose(v("fb-fig5", "5bc N_p per port: low 1 (port 2)", 0), 6, rel_tol=1e-9)
+    assert math.isclose(v("fab-fig2", "FAB: port 1 (long)", 0), 0.1 * 180 / 1.1, rel_tol=1e-9)
+    assert math.isclose(v("fab-fig2", "DT: port 1 (long)", 0), 60, rel_tol=1e-9)
+    for fid in ids:
+        assert all(c["holds"] for c in res[fid]), fid
+
+
+def test_abm_fig3_drain_time_ratio_in_a_packet_simulation(tmp_path):
+    """ABM Fig. 3 as a tiny packet simulation: a queue sharing its port with two other RR queues
+    drains 3× slower than an equal-length queue alone (catalog check 3.0 ± 0.1)."""
+    res = repro.reproduce(["abm-fig3"], tmp_path, jobs=1, log=lambda *a: None)
+    pts = pd.read_parquet(tmp_path / "points.parquet")
+    d = dict(zip(pts.series, pts["queue.drain_us"]))
+    # both queues grow at 0.667 Gbps for 10 ms: ≈ 833 KB; alone it drains at 10 Gbps in ≈ 667 µs
+    assert 640 <= d["i2: 1 queue"] <= 690
+    assert abs(d["i1: 3 RR queues"] / d["i2: 1 queue"] - 3.0) <= 0.1
+    assert res["abm-fig3"][0]["holds"]
+
+
+def test_uplink_throughput_and_fct_metrics_on_a_hand_run(tmp_path):
+    """throughput.uplink_pct, fct.*_ms (unfinished flows count until the end) and retransmits.*
+    on a hand-made run directory."""
+    from sharebuf.repro.metrics import run_metrics
+
+    (tmp_path / "summary.json").write_text(json.dumps({"drops_total": 0, "flows": {"unfinished": 1}, "sim_s": 2.0}))
+    flows = pd.DataFrame(dict(
+        src=[0, 1, 0, 2], dst=[2, 3, 1, 3], size_bytes=[1_000_000, 2_000, 3_000, 50_000],
+        received_bytes=[1_000_000, 2_000, 3_000, 10_000], start_s=[0.0, 0.5, 0.2, 0.9],
+        fct_s=[0.4, 0.01, 0.002, None], finished=[True, True, True, False], workload=["w", "w", "w", "q"],
+        retransmits=[0, 3, 1, 5], slowdown=[2.0, 3.0, 1.5, None]))
+    flows.to_parquet(tmp_path / "flows.parquet")
+    sc = {"topology": {"servers_per_leaf": 2, "leaves": 2, "spines": 1, "links_per_leaf_spine": 1, "host_link_gbps": 1.0},
+          "arrivals_until_ms": 1000}
+    m = run_metrics(tmp_path, ["throughput.uplink_pct", "fct.p50_ms.all", "fct.p99_ms.incast", "retransmits.short"], {"q"}, sc)
+    # inter-leaf non-incast flows: 0->2 (1 MB, done by 0.4 s) and 1->3 (2 KB, done by 0.51 s); 0->1 is intra-leaf.
+    # capacity: 2 leaves x 1 uplink of 2 Gbps (full bisection) x 1 s
+    assert math.isclose(m["throughput.uplink_pct"], 100 * (1_000_000 + 2_000) * 8 / (2 * 2e9 * 1.0))
+    assert math.isclose(m["fct.p50_ms.all"], 10.0)  # nearest rank of (400, 10, 2) ms
+    assert math.isclose(m["fct.p99_ms.incast"], (2.0 - 0.9) * 1e3)  # unfinished: end − start
+    assert m["retransmits.short"] == 4
+
+
+def test_nearest_rank_percentile():
+    x = list(range(1, 101))
+    import numpy as np
+
+    assert nearest_rank(np.array(x, dtype=float), 0.99) == 99
+    assert nearest_rank(np.array(x, dtype=float), 0.999) == 100
+    assert nearest_rank(np.array([5.0]), 0.5) == 5
+
+
+def test_analytical_figures_match_their_closed_forms(tmp_path):
+    res = repro.reproduce(["fb-fig3", "abm-fig4"], tmp_path, log=lambda *a: None)
+    pts = pd.read_parquet(tmp_path / "points.parquet")
+    # FB Fig. 3: R = 60/(1 + 2 + N); high = 2R, low = N R.
+    f3 = pts[pts.figure == "fb-fig3"]
+    for n in range(0, 11):
+        hi = f3[(f3.series == "high priority") & (f3.x == n)].buffer_packets.item()
+        lo = f3[(f3.series == "low priority (sum)") & (f3.x == n)].buffer_packets.item()
+        assert math.isclose(hi, 2 * 60 / (3 + n), rel_tol=1e-9)
+        assert math.isclose(lo, n * 60 / (3 + n), rel_tol=1e-9)
+    # ABM Fig. 4 (Eq. 6): B − Q = B / (1 + n α); T_AF = α_AF B / (1 + α_AF + n α_BE).
+    f4 = pts[pts.figure == "abm-fig4"]
+    assert math.isclose(f4[(f4.series == "α = 0.5") & (f4.x == 8)].remaining_fraction.item(), 1 / 5, rel_tol=1e-9)
+    assert math.isclose(f4[(f4.series == "AF threshold") & (f4.x == 4)].threshold_fraction.item(), 1 / 4, rel_tol=1e-9)
+    assert all(c["holds"] for c in res["fb-fig3"] + res["abm-fig4"])
+    assert (tmp_path / "fb-fig3.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def tiny_fig7(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fig7")
+    res = repro.reproduce(["abm-fig7"], out, scale="tiny", jobs=1, log=lambda *a: None)
+    return out, res
+
+
+def test_abm_fig7_end_to_end_at_tiny_scale(tiny_fig7):
+    out, res = tiny_fig7
+    spec = repro.list_figures()["abm-fig7"]
+    pts = pd.read_parquet(out / "points.parquet")
+    assert len(pts) == spec.n_runs("tiny") == 15
+    assert set(pts.series) == {"DT", "FAB", "CS", "IB", "ABM"}
+    for p in spec.panels:
+        assert pts[p.metric].notna().all(), p.metric
+    assert (pts["slowdown.p99.incast"] >= 1).all()
+    # CS may fill the whole buffer; DT (α = 0.5) cannot hold more than α/(1+α) = 1/3 of it in one queue,
+    # but several ports may: CS's p99 occupancy is the highest.
+    cs = pts[pts.series == "CS"]["buffer.p99_pct"].max()
+    assert cs >= pts[pts.series == "DT"]["buffer.p99_pct"].max()
+    for name in ("abm-fig7.png", "abm-fig7.pdf", "claims.md", "claims.json"):
+        assert (out / name).stat().st_size > 500
+    cj = json.loads((out / "claims.json").read_text())["abm-fig7"]
+    assert len(cj["claims"]) == len(spec.claims)
+    assert all(c["measured"] is not None for c in cj["claims"]), "every claim gets a measured value"
+    assert "| claim | panel | paper | measured |" in (out / "claims.md").read_text()
+
+
+def test_killed_repro_resumes_without_rerunning(tiny_fig7, tmp_path):
+    import shutil
+
+    out, _ = tiny_fig7
+    copy = tmp_path / "resume"
+    shutil.copytree(out, copy)
+    before = pd.read_parquet(copy / "points.parquet")
+    # As if killed: one run missing, one left half-written, the table gone.
+    runs = sorted((copy / "runs").iterdir())
+    shutil.rmtree(runs[0])
+    (copy / "runs" / f".{runs[1].name}.partial-x").mkdir()
+    (copy / "points.parquet").unlink()
+    ran = []
+    orig = execute._run_one
+    try:
+        execute._run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
+        repro.reproduce(["abm-fig7"], copy, scale="tiny", jobs=1, log=lambda *a: None)
+    finally:
+        execute._run_one = orig
+    assert [p.split("/")[-1] for p in ran] == [runs[0].name]
+    after = pd.read_parquet(copy / "points.parquet")
+    assert len(after) == len(before)
+    cols = ["series", "x", "seed", "slowdown.p99.incast", "slowdown.p99.short", "buffer.p99_pct"]
+    pd.testing.assert_frame_equal(after[cols].sort_values(["series", "x"]).reset_index(drop=True),
+                                  before[cols].sort_values(["series", "x"]).reset_index(drop=True))
+    # Another figure into the same directory keeps abm-fig7's rows.
+    repro.reproduce(["fb-fig3"], copy, log=lambda *a: None)
+    both = pd.read_parquet(copy / "points.parquet")
+    assert set(both.figure) == {"abm-fig7", "fb-fig3"} and (both.figure == "abm-fig7").sum() == len(before)
+
+
+def test_cli_list_and_errors():
+    out = subprocess.run([sys.executable, "-m", "sharebuf", "repro", "list"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for fid in CATALOG:
+        assert fid in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "sharebuf", "repro", "abm-fig99", "--out", "x"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("error:") and "abm-fig7" in bad.stderr and "Traceback" not in bad.stderr
