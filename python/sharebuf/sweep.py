@@ -220,6 +220,91 @@ def _progress_bar(total: int, label: str):
     return bar, bar.add_task(label, total=total)
 
 
+class RunResults(dict):
+    """key -> summary of every run; ``ran[key]`` is True for the runs this call executed."""
+
+    def __init__(self):
+        super().__init__()
+        self.ran: Dict[str, bool] = {}
+
+
+def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional[int] = None, use_ray: bool = False,
+             ray_address: Optional[str] = None, progress: bool = False, label: str = "sweep") -> RunResults:
+    """Run each (key, scenario dict) into ``out_path/run-<key>/`` (content-addressed: a run whose
+    directory is complete is reused, a half-written one left by a killed worker is removed), on
+    local processes or Ray tasks, with one progress bar. Ctrl-C stops the workers and raises
+    :class:`SweepInterrupted` saying what was kept. Used by ``sweep``, ``compare`` and ``repro``."""
+    res = RunResults()
+    uniq: Dict[str, dict] = {}
+    for k, d in items:
+        uniq.setdefault(k, d)
+    keys = list(uniq)
+    dirs = {k: (str(out_path / f"run-{k}") if out_path else None) for k in keys}
+    if out_path is not None and out_path.is_dir():
+        for p in out_path.glob(".run-*.partial-*"):  # left by a killed worker: never complete
+            shutil.rmtree(p, ignore_errors=True)
+        for k in keys:
+            f = Path(dirs[k]) / "summary.json"
+            if f.is_file():
+                res[k] = json.loads(f.read_text())
+                res.ran[k] = False
+    todo = [k for k in keys if k not in res]
+    bar = task = None
+    if progress and todo:
+        reused = len(keys) - len(todo)
+        bar, task = _progress_bar(len(todo), label + (f" ({reused} done before)" if reused else ""))
+    ex = None
+
+    def finish(k, summary):
+        res[k] = summary
+        res.ran[k] = True
+        if bar:
+            bar.advance(task)
+
+    try:
+        if not todo:
+            pass
+        elif use_ray:
+            try:
+                import ray
+            except ImportError:
+                raise ScenarioError("--ray needs Ray: pip install 'sharebuf[cluster]'") from None
+            if not ray.is_initialized():
+                ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
+            remote = ray.remote(_run_one)
+            refs = {remote.remote(uniq[k], dirs[k]): k for k in todo}
+            pending = list(refs)
+            try:
+                while pending:
+                    ready, pending = ray.wait(pending, num_returns=1)
+                    finish(refs[ready[0]], ray.get(ready[0]))
+            except KeyboardInterrupt:
+                for r in pending:
+                    ray.cancel(r, force=True)
+                raise
+        elif (jobs or os.cpu_count() or 1) == 1:
+            for k in todo:  # in this process: no pool to start, and tests can observe the runs
+                finish(k, _run_one(uniq[k], dirs[k]))
+        else:
+            ex = ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1, len(todo)))
+            futs = {ex.submit(_run_one, uniq[k], dirs[k]): k for k in todo}
+            for f in as_completed(futs):
+                finish(futs[f], f.result())
+    except KeyboardInterrupt:
+        if ex is not None:
+            ex.shutdown(wait=True, cancel_futures=True)
+            ex = None
+        n = len(res)
+        where = f"kept in {out_path}/; run the same command again to run only the rest" if out_path else "not kept (no --out)"
+        raise SweepInterrupted(f"{n} of {len(keys)} runs finished, {where}") from None
+    finally:
+        if ex is not None:
+            ex.shutdown(wait=True, cancel_futures=True)
+        if bar:
+            bar.stop()
+    return res
+
+
 def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], *, seeds: Optional[Sequence[int]] = None,
           out: Union[str, Path, None] = None, jobs: Optional[int] = None, ray_address: Optional[str] = None,
           use_ray: bool = False, progress: bool = False, label: str = "sweep"):
@@ -241,63 +326,10 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
             runs.append((params, d))
             keys.append(k)
     out_path = Path(out) if out is not None else None
-    dirs = [str(out_path / f"run-{k}") if out_path else None for k in keys]
-    summaries: List[Optional[dict]] = [None] * len(runs)
-    if out_path is not None and out_path.is_dir():
-        for p in out_path.glob(".run-*.partial-*"):  # left by a killed worker: never complete
-            shutil.rmtree(p, ignore_errors=True)
-        for i, od in enumerate(dirs):
-            f = Path(od) / "summary.json"
-            if f.is_file():
-                summaries[i] = json.loads(f.read_text())
-    todo = [i for i, s in enumerate(summaries) if s is None]
-    bar = task = None
-    if progress and todo:
-        reused = len(runs) - len(todo)
-        bar, task = _progress_bar(len(todo), label + (f" ({reused} done before)" if reused else ""))
-    ex = None
-    try:
-        if not todo:
-            pass
-        elif use_ray:
-            try:
-                import ray
-            except ImportError:
-                raise ScenarioError("--ray needs Ray: pip install 'sharebuf[cluster]'") from None
-            if not ray.is_initialized():
-                ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
-            remote = ray.remote(_run_one)
-            refs = {remote.remote(runs[i][1], dirs[i]): i for i in todo}
-            pending = list(refs)
-            try:
-                while pending:
-                    done, pending = ray.wait(pending, num_returns=1)
-                    summaries[refs[done[0]]] = ray.get(done[0])
-                    if bar:
-                        bar.advance(task)
-            except KeyboardInterrupt:
-                for r in pending:
-                    ray.cancel(r, force=True)
-                raise
-        else:
-            ex = ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1, len(todo)))
-            futs = {ex.submit(_run_one, runs[i][1], dirs[i]): i for i in todo}
-            for f in as_completed(futs):
-                summaries[futs[f]] = f.result()
-                if bar:
-                    bar.advance(task)
-    except KeyboardInterrupt:
-        if ex is not None:
-            ex.shutdown(wait=True, cancel_futures=True)
-            ex = None
-        n = sum(s is not None for s in summaries)
-        where = f"kept in {out_path}/; run the same command again to run only the rest" if out_path else "not kept (no --out)"
-        raise SweepInterrupted(f"{n} of {len(runs)} runs finished, {where}") from None
-    finally:
-        if ex is not None:
-            ex.shutdown(wait=True, cancel_futures=True)
-        if bar:
-            bar.stop()
+    done = run_many(list(zip(keys, (d for _, d in runs))), out_path, jobs=jobs, use_ray=use_ray, ray_address=ray_address,
+                    progress=progress, label=label)
+    summaries = [done[k] for k in keys]
+    todo = [k for k in keys if done.ran.get(k)]
     rows = []
     for i, ((params, _), s) in enumerate(zip(runs, summaries)):
         rows.append({"run": i, **{k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in params.items()},

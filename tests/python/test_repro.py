@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from sharebuf import repro
-from sharebuf.repro import claims, execute
+from sharebuf import sweep as sweep_mod
+from sharebuf.repro import claims
 from sharebuf.repro.metrics import nearest_rank, validate_metric
 from sharebuf.repro.spec import Claim, points
 
@@ -35,15 +36,15 @@ def test_every_spec_resolves():
                 pts = points(s, scale)
                 assert len(pts) == s.n_runs(scale) > 0
             # Every point of the quick scale is a valid scenario with a known scheme and transport.
-            keys = {execute.run_key(sc) for _, _, _, sc in points(s, "quick")}
+            keys = {sweep_mod.run_key(sc) for _, _, _, sc in points(s, "quick")}
             assert len(keys) == s.n_runs("quick"), f"{fid}: two points resolve to the same run"
 
 
 def test_shared_runs_have_the_same_key():
     """abm-fig9's Cubic runs are abm-fig7's DT and ABM runs (content addressing)."""
     specs = repro.list_figures()
-    k7 = {(sr, x): execute.run_key(sc) for sr, x, _, sc in points(specs["abm-fig7"], "quick")}
-    k9 = {(sr, x): execute.run_key(sc) for sr, x, _, sc in points(specs["abm-fig9"], "quick")}
+    k7 = {(sr, x): sweep_mod.run_key(sc) for sr, x, _, sc in points(specs["abm-fig7"], "quick")}
+    k9 = {(sr, x): sweep_mod.run_key(sc) for sr, x, _, sc in points(specs["abm-fig9"], "quick")}
     for x in specs["abm-fig7"].x.values:
         assert k9[("Cubic DT", x)] == k7[("DT", x)]
         assert k9[("Cubic ABM", x)] == k7[("ABM", x)]
@@ -247,12 +248,12 @@ def test_killed_repro_resumes_without_rerunning(tiny_fig7, tmp_path):
     (copy / "runs" / f".{runs[1].name}.partial-x").mkdir()
     (copy / "points.parquet").unlink()
     ran = []
-    orig = execute._run_one
+    orig = sweep_mod._run_one
     try:
-        execute._run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
+        sweep_mod._run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
         repro.reproduce(["abm-fig7"], copy, scale="tiny", jobs=1, log=lambda *a: None)
     finally:
-        execute._run_one = orig
+        sweep_mod._run_one = orig
     assert [p.split("/")[-1] for p in ran] == [runs[0].name]
     after = pd.read_parquet(copy / "points.parquet")
     assert len(after) == len(before)

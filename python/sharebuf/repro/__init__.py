@@ -5,7 +5,7 @@
 >>> repro.reproduce(["abm-fig7"], out="figs", scale="quick")
 
 Each figure is one declarative spec (``repro/figures/<id>.toml``, see :mod:`.spec`). Packet
-simulations run content-addressed (:mod:`.execute`) under ``DIR/runs/``; ``DIR/points.parquet``
+simulations run content-addressed (:func:`sharebuf.sweep.run_many`) under ``DIR/runs/run-<hash>/``; ``DIR/points.parquet``
 holds one row per run (figure, series, x, seed, metrics, wall time), ``DIR/<id>.png|pdf`` the
 figure laid out like the paper's, ``DIR/claims.json|md`` every claim with the paper's value, the
 measured value, the rule and whether it holds.
@@ -78,7 +78,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     import pandas as pd
 
     from . import analytic, claims as claims_mod, report
-    from .execute import run_all, run_key
+    from ..sweep import run_key, run_many
     from .metrics import incast_workloads, run_metrics, validate_metric
     from .spec import points
 
@@ -100,29 +100,11 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
             plan[s.id] = [(series, x, seed, sc, run_key(sc)) for series, x, seed, sc in pts]
     jobs_list = [(key, sc) for rows in plan.values() for (_, _, _, sc, key) in rows]
     unique = {k for k, _ in jobs_list}
-    todo = [k for k in unique if not (runs_dir / k / "summary.json").is_file()]
+    todo = [k for k in unique if not (runs_dir / f"run-{k}" / "summary.json").is_file()]
     if jobs_list:
         log(f"{len(unique)} runs ({len(unique) - len(todo)} already done), scale {scale}; "
             f"estimated CPU time {estimate_cpu_s(specs, scale, seeds) / 60:.1f} min")
-    bar = task = None
-    if progress and todo:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        bar = Progress(TextColumn("repro"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-        bar.start()
-        task = bar.add_task("runs", total=len(todo))
-    try:
-        run_all(jobs_list, runs_dir, jobs=jobs, use_ray=use_ray, ray_address=ray_address,
-                on_done=(lambda k, w: bar.advance(task)) if bar else None)
-    except KeyboardInterrupt:
-        if bar:
-            bar.stop()
-        done = sum((runs_dir / k / "summary.json").is_file() for k in unique)
-        log(f"interrupted: {done}/{len(unique)} runs are complete in {runs_dir}; run the same command again to resume")
-        raise
-    finally:
-        if bar:
-            bar.stop()
+    run_many(jobs_list, runs_dir, jobs=jobs, use_ray=use_ray, ray_address=ray_address, progress=progress, label="repro")
     rows = []
     results = {}
     for s in specs:
@@ -130,8 +112,9 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
         if s.simulated:
             wanted = [p.metric for p in s.panels]
             for series, x, seed, sc, key in plan[s.id]:
-                m = run_metrics(runs_dir / key, wanted, incast_workloads(sc), sc)
-                wall = json.loads((runs_dir / key / "summary.json").read_text())["wall_s"]
+                rd = runs_dir / f"run-{key}"
+                m = run_metrics(rd, wanted, incast_workloads(sc), sc)
+                wall = json.loads((rd / "summary.json").read_text())["wall_s"]
                 sr = next(q for q in s.series if q.name == series)
                 for xr in (s.scale(scale).x_values or s.x.values) if sr.constant else [x]:
                     rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, run=key, wall_s=wall, **m))

@@ -28,7 +28,7 @@ def _cmd_repro(args) -> int:
     from rich.console import Console
 
     from . import list_figures, reproduce, report
-    from ..sweep import parse_values
+    from ..sweep import parse_sets, parse_values
 
     if args.ids == ["list"]:
         return _cmd_list(args)
@@ -42,7 +42,7 @@ def _cmd_repro(args) -> int:
     c = Console(stderr=True)
     t0 = time.perf_counter()
     results = reproduce(args.ids, args.out, scale=args.scale, seeds=seeds, jobs=args.jobs, use_ray=args.ray,
-                        ray_address=args.ray_address, progress=not args.quiet, log=c.print)
+                        ray_address=args.ray_address, overrides=parse_sets(args.sets), progress=not args.quiet, log=c.print)
     wall = time.perf_counter() - t0
     out = Path(args.out)
     if args.ids == ["all"]:
@@ -69,4 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray", action="store_true", help="run the simulations as Ray tasks")
     p.add_argument("--ray-address", help="Ray cluster address")
     p.add_argument("--quiet", action="store_true")
+    from ..sweep import add_set_argument
+
+    add_set_argument(p)  # applied to every run of the figures, after the spec's own keys
     p.set_defaults(func=_cmd_repro)
