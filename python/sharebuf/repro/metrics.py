@@ -37,8 +37,7 @@ from typing import Dict, Iterable, Optional
 
 import numpy as np
 
-SHORT_BYTES = 100_000
-LONG_BYTES = 1_000_000
+from ..classes import LONG_MIN_BYTES as LONG_BYTES, SHORT_MAX_BYTES as SHORT_BYTES, class_masks  # one definition
 PCTS = {"p10": 0.10, "p50": 0.50, "p70": 0.70, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 CLASSES = ("incast", "short", "long", "all")
 
@@ -65,13 +64,9 @@ def incast_workloads(scenario: dict) -> set:
 
 
 def _classes(df, incast_names: set) -> Dict[str, object]:
-    is_inc = df.workload.isin(incast_names)
-    return {
-        "incast": df[is_inc],
-        "short": df[~is_inc & (df.size_bytes < SHORT_BYTES)],
-        "long": df[~is_inc & (df.size_bytes >= LONG_BYTES)],
-        "all": df[~is_inc],
-    }
+    is_inc = df.workload.isin(incast_names).to_numpy()
+    m = class_masks(df.size_bytes.to_numpy(), is_inc)
+    return {**{k: df[v] for k, v in m.items()}, "all": df[~is_inc]}
 
 
 def _select(classes: Dict[str, object], df, parts) -> object:
