@@ -79,7 +79,7 @@ impl CongestionControl for ThetaPowerTcp {
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
         w.cwnd_bytes
     }
-    fn on_timeout(&mut self, w: &mut Window, _now: Time) {
+    fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         w.pacing_rate_bps = self.ctl.rate_bps as u64;
     }
 }

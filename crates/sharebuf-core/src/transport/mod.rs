@@ -31,6 +31,9 @@ pub struct TransportCfg {
     pub sack: bool,
     /// Clock granularity G of RFC 6298 (ns-3: 10 ns).
     pub clock_granularity_ps: Time,
+    /// RTT measured with RFC 7323 timestamps on a clock of this tick (0: exact send times;
+    /// ns-3 with timestamps on: 1 ms, a zero difference counting as 1 µs).
+    pub timestamp_tick_ps: Time,
 }
 
 impl TransportCfg {
@@ -62,6 +65,7 @@ impl TransportCfg {
             unscheduled_acks: t.unscheduled_acks,
             sack: t.sack,
             clock_granularity_ps: 10_000,
+            timestamp_tick_ps: t.timestamp_tick_ps,
         })
     }
 }

@@ -64,6 +64,8 @@ pub struct TcpFlow {
     rtx_marks: Vec<(u64, u64)>,
     /// Time of the last window cut for a lost retransmission.
     last_cut_ps: Time,
+    /// The retransmission timer fired and no ACK has advanced snd_una since.
+    rto_backed_off: bool,
 
     // --- receiver ---
     pub rcv_nxt: u64,
@@ -116,6 +118,7 @@ impl TcpFlow {
             rexmit_next: 0,
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
+            rto_backed_off: false,
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_open: !handshake,
@@ -296,8 +299,8 @@ impl TcpFlow {
         match self.state {
             SendState::SynSent => {
                 if pkt.has(flags::SYN) {
-                    if pkt.ts_ps > 0 && now >= pkt.ts_ps {
-                        self.rtt_sample(now - pkt.ts_ps, cfg);
+                    if let Some(r) = measured_rtt(pkt.ts_ps, now, cfg) {
+                        self.rtt_sample(r, cfg);
                     }
                     // The handshake's final ACK, then data (as ns-3's TcpSocketBase does).
                     out.push(self.control(cfg, flags::ACK, 0, self.dst, now));
@@ -312,10 +315,12 @@ impl TcpFlow {
             return; // duplicate SYN-ACK
         }
         let ack = pkt.seq;
-        let rtt = if pkt.ts_ps > 0 && now >= pkt.ts_ps { Some(now - pkt.ts_ps) } else { None };
+        // Every ACK echoes the send time of the segment it answers (a time of 0 included).
+        let rtt = measured_rtt(pkt.ts_ps, now, cfg);
         if let Some(r) = rtt {
             self.rtt_sample(r, cfg);
         }
+        let srtt = if self.has_rtt { Some(self.srtt_ps as Time) } else { None };
         let ece = pkt.has(flags::ECE);
         if cfg.sack && pkt.sack_hi > pkt.sack_lo {
             self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
@@ -324,11 +329,12 @@ impl TcpFlow {
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
+            self.rto_backed_off = false;
             self.sb.trim_below(ack);
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1).
@@ -364,7 +370,7 @@ impl TcpFlow {
             self.rto.arm(now + self.rto_ps);
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
             // A new recovery only for losses of data sent after the previous one began
@@ -432,7 +438,15 @@ impl TcpFlow {
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
                 let flight = self.snd_max - self.snd_una;
-                self.win.ssthresh_bytes = (flight / 2).max(2 * cfg.mss_bytes);
+                // ssthresh from the window as the timer fired (RFC 5681 eq. 4, or the
+                // algorithm's rule, e.g. RFC 9438 §4.8), only for a segment not yet resent by
+                // the timer: repeated timeouts of the same segment keep it (RFC 5681 §3.1, Linux).
+                if !self.rto_backed_off {
+                    if let Some(cc) = self.cc.as_mut() {
+                        self.win.ssthresh_bytes = cc.ssthresh_after_timeout(&self.win, flight);
+                    }
+                }
+                self.rto_backed_off = true;
                 self.win.cwnd_bytes = cfg.mss_bytes;
                 self.snd_nxt = self.snd_una;
                 self.recover = self.snd_max;
@@ -443,7 +457,7 @@ impl TcpFlow {
                 self.next_send_ps = now;
                 self.rto_ps = (self.rto_ps * 2).min(cfg.max_rto_ps);
                 if let Some(cc) = self.cc.as_mut() {
-                    cc.on_timeout(&mut self.win, now);
+                    cc.on_timeout(&mut self.win, now, self.snd_max);
                 }
                 self.retransmits += 1;
                 self.try_send(now, cfg, out);
@@ -539,6 +553,22 @@ impl TcpFlow {
         }
         a
     }
+}
+
+/// RTT measured from an echoed send time: exact, or (with `timestamp_tick_ps`, RFC 7323
+/// timestamps on a clock of that tick, ns-3: 1 ms) the difference of the tick counts, a
+/// difference of zero taken as 1 µs as ns-3's TcpSocketBase::EstimateRtt does.
+#[inline]
+pub fn measured_rtt(echo_ps: Time, now: Time, cfg: &TransportCfg) -> Option<Time> {
+    if now < echo_ps {
+        return None;
+    }
+    let tick = cfg.timestamp_tick_ps;
+    if tick == 0 {
+        return Some(now - echo_ps);
+    }
+    let d = (now / tick - echo_ps / tick) * tick;
+    Some(if d == 0 { crate::engine::PS_PER_US } else { d })
 }
 
 /// Insert [s, e) into a sorted list of disjoint intervals, merging overlaps.
