@@ -590,8 +590,153 @@ fn insert_interval(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::cc::cubic::{Cubic, HyStart, HyStartCfg};
+    use crate::engine::PS_PER_MS;
+
+    pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0 }
+    }
+
+    /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
+    /// `one_way_ps` each way, ACKs not serialized; `drop(packet, now)` discards a data packet.
+    pub struct Harness<'d> {
+        pub f: TcpFlow,
+        pub cfg: TransportCfg,
+        pub now: Time,
+        one_way_ps: Time,
+        tx_ps: Time,
+        data_free: Time,
+        ev: Vec<(Time, u64, Packet)>,
+        n: u64,
+        out: Vec<Packet>,
+        drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>,
+        /// (time, cwnd, ssthresh) after every event.
+        pub trace: Vec<(Time, u64, u64)>,
+        /// Data packets sent: (time, seq, retransmission).
+        pub sent: Vec<(Time, u64, bool)>,
+        pub acks: Vec<Packet>,
+        max_seq_sent: u64,
+    }
+
+    impl<'d> Harness<'d> {
+        pub fn new(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>) -> Self {
+            let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
+            let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
+            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0 };
+            let mut out = std::mem::take(&mut h.out);
+            h.f.start(start_ps, cc, &h.cfg, &mut out);
+            h.route(out);
+            h
+        }
+
+        fn route(&mut self, mut out: Vec<Packet>) {
+            for p in out.drain(..) {
+                self.n += 1;
+                if p.dst == self.f.dst {
+                    if p.has(flags::DATA) {
+                        let rtx = p.seq < self.max_seq_sent;
+                        self.max_seq_sent = self.max_seq_sent.max(p.seq + p.payload_bytes as u64);
+                        self.sent.push((self.now, p.seq, rtx));
+                        if (self.drop)(&p, self.now) {
+                            continue;
+                        }
+                    }
+                    let start = self.now.max(self.data_free);
+                    self.data_free = start + self.tx_ps;
+                    self.ev.push((start + self.tx_ps + self.one_way_ps, self.n, p));
+                } else {
+                    self.acks.push(p);
+                    self.ev.push((self.now + self.one_way_ps, self.n, p));
+                }
+            }
+            self.out = out;
+        }
+
+        /// Process events until `until` or until the flow is done.
+        pub fn run_until(&mut self, until: Time) {
+            loop {
+                let i = self.ev.iter().enumerate().min_by_key(|(_, e)| (e.0, e.1)).map(|(i, e)| (i, e.0));
+                let mut t = i.map_or(Time::MAX, |x| x.1);
+                for tm in [self.f.rto, self.f.delack, self.f.pace] {
+                    if tm.armed() {
+                        t = t.min(tm.deadline);
+                    }
+                }
+                if t == Time::MAX || t > until || self.f.state == SendState::Done && self.ev.is_empty() {
+                    break;
+                }
+                self.now = t;
+                let mut out = std::mem::take(&mut self.out);
+                if let Some((k, et)) = i.filter(|x| x.1 == t) {
+                    let (_, _, p) = self.ev.swap_remove(k);
+                    let _ = et;
+                    if p.dst == self.f.dst {
+                        self.f.on_receive(&p, t, &self.cfg, &mut out);
+                    } else {
+                        self.f.on_ack(&p, None, t, &self.cfg, &mut out);
+                    }
+                } else if self.f.rto.armed() && self.f.rto.deadline == t {
+                    self.f.on_rto(t, &self.cfg, &mut out);
+                } else if self.f.delack.armed() && self.f.delack.deadline == t {
+                    self.f.on_delack(t, &self.cfg, &mut out);
+                } else {
+                    self.f.on_pace(t, &self.cfg, &mut out);
+                }
+                self.route(out);
+                self.trace.push((t, self.f.win.cwnd_bytes, self.f.win.ssthresh_bytes));
+            }
+        }
+    }
+
+    /// RFC 9438 §4.8 on a hand-made loss. Slow start (HyStart off) from 10 segments at a
+    /// 100 ms RTT reaches 160 segments after four rounds; every packet sent from then until
+    /// the timer fires is lost. At the timeout ssthresh = β·cwnd = 0.7·160 = 112 segments
+    /// (RFC 5681's FlightSize/2 would give 80); slow start regrows to exactly 112; then the
+    /// first congestion-avoidance stage runs on a curve with K = 0 and W_max = W_est = 112:
+    /// cwnd(t) = max(W_cubic(t), W_est(t)), W_cubic(t) = 112 + 0.4·t³ and W_est(t) = 112 +
+    /// α·t/RTT, α = 3(1 − β)/(1 + β) = 0.529 (segments, t in s since the stage began).
+    #[test]
+    fn cubic_after_a_timeout_follows_rfc9438_4_8() {
+        let mss = 1000u64;
+        let rtt = 100 * PS_PER_MS;
+        let tx = PS_PER_MS / 10; // 0.1 ms per packet: 1000 packets per RTT, no queueing below that
+        let cc = Box::new(Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()));
+        // Rounds start at 0, 100.x, 200.x, 300.x ms; the fifth flight (160 packets) leaves from ~400 ms.
+        // The timer (min RTO 200 ms) fires after the last ACK at ~408 ms, after the blackout.
+        let blackout = (390 * PS_PER_MS, 600 * PS_PER_MS);
+        let mut h = Harness::new(100_000_000, cfg(mss, true), cc, rtt / 2, tx, 0, Box::new(move |_p, t| t >= blackout.0 && t < blackout.1));
+        h.run_until(1000 * PS_PER_MS);
+        assert_eq!(h.f.timeouts, 1, "one timeout");
+        let i_rto = h.trace.iter().position(|&(_, c, _)| c == mss).expect("cwnd = 1 MSS after the timeout");
+        let cwnd_at_rto = h.trace[i_rto - 1].1;
+        assert_eq!(cwnd_at_rto, 160 * mss, "four rounds of slow start from 10 segments");
+        assert_eq!(h.trace[i_rto].2, 112 * mss, "ssthresh = beta * cwnd at the timeout");
+        h.run_until(1000 * PS_PER_MS + 80 * rtt);
+        // Slow start after the timeout ends at exactly ssthresh.
+        let tr = &h.trace[i_rto..];
+        let j = tr.iter().position(|&(_, c, s)| c >= s).unwrap();
+        assert_eq!(tr[j].1, 112 * mss);
+        let t0 = tr[j].0;
+        let alpha = 3.0 * 0.3 / 1.7;
+        let mut worst = 0.0f64;
+        let mut checked = 0;
+        for &(t, c, _) in &tr[j..] {
+            let ts = (t - t0) as f64 / 1e12;
+            if ts > 7.0 {
+                break;
+            }
+            let w_cubic = 112.0 + 0.4 * ts.powi(3);
+            let w_est = 112.0 + alpha * ts / 0.1;
+            let expect = w_cubic.max(w_est) * mss as f64;
+            worst = worst.max((c as f64 - expect).abs() / expect);
+            checked += 1;
+        }
+        assert!(checked > 1000);
+        // Hand values: t = 2 s: W_est = 122.6 > W_cubic = 115.2; t = 6 s: W_cubic = 198.4.
+        assert!(worst < 0.03, "worst relative error {worst}");
+    }
 
     #[test]
     fn intervals_merge() {
