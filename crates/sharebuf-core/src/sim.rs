@@ -4,7 +4,7 @@ use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
-use crate::metrics::{Counters, QueueSample, RunOutput};
+use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, Port, SchedState, Switch};
 use crate::topology::Topology;
@@ -574,6 +574,19 @@ impl Simulator {
 
     // ---------------------------------------------------------------- results
 
+    /// The links from host `src` to host `dst`: host link, fabric links (leaf-spine across
+    /// leaves), host link.
+    fn path_hops(&self, src: u32, dst: u32) -> Vec<Hop> {
+        let t = &self.topo;
+        let host = Hop { rate_bps: t.host_rate_bps, delay_ps: t.link_delay_ps };
+        let fabric = Hop { rate_bps: t.fabric_rate_bps, delay_ps: t.link_delay_ps };
+        if t.path_links(src, dst) == 4 {
+            vec![host, fabric, fabric, host]
+        } else {
+            vec![host, host]
+        }
+    }
+
     fn output(&mut self, wall_s: f64, hit_max: bool) -> RunOutput {
         let mut o = RunOutput::default();
         let rate = self.topo.host_rate_bps;
@@ -583,7 +596,8 @@ impl Simulator {
             o.flow_size.push(f.size_bytes);
             o.flow_start_ps.push(f.start_ps);
             o.flow_end_ps.push(f.end_ps.unwrap_or(u64::MAX));
-            o.flow_ideal_ps.push(f.path.base_rtt_ps + tx_time_ps(f.size_bytes, rate));
+            o.flow_ideal_ps.push(min_fct_ps(&self.path_hops(f.src, f.dst), f.size_bytes, self.cfg.mss_bytes, self.cfg.header_bytes, f.handshake));
+            o.flow_ideal_paper_ps.push(paper_ideal_fct_ps(f.path.base_rtt_ps, f.size_bytes, rate));
             o.flow_prio.push(f.prio);
             o.flow_workload.push(self.flow_workload[i]);
             o.flow_query.push(self.flow_query[i]);
