@@ -3,7 +3,7 @@
 use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
-use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
+use crate::engine::{EventQueue, Kind, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, Port, SchedState, Switch};
