@@ -45,6 +45,9 @@ pub struct Simulator {
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
     events_by_kind: [u64; 10],
+    /// Per flow, the INT records of the last data packet its receiver got, for the ACK the
+    /// delayed-ACK timer sends (empty unless INT and delayed ACKs are both on).
+    delack_int: Vec<IntStack>,
 }
 
 #[inline]
@@ -165,6 +168,7 @@ impl Simulator {
         }
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
         let int = cc_protos.iter().any(|c| c.wants_int());
+        let cfg_delack = cfg.delayed_ack_packets > 1;
         let mut sim = Simulator {
             cfg,
             max_ps: spec.max_ps,
@@ -190,6 +194,7 @@ impl Simulator {
             buf_bytes: Vec::new(),
             queue_samples: Vec::new(),
             events_by_kind: [0; 10],
+            delack_int: if int && cfg_delack { vec![IntStack::default(); flows.len()] } else { Vec::new() },
             flows,
             cbrs,
             topo,
@@ -463,6 +468,11 @@ impl Simulator {
             if f.on_receive(&p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
+            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(fi)) {
+                if p.has(flags::DATA) {
+                    *slot = st;
+                }
+            }
             self.emit(h, int);
         } else {
             f.on_ack(&p, int.as_ref(), now, &self.cfg, &mut self.out);
@@ -507,8 +517,8 @@ impl Simulator {
             TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
-        let h = if matches!(which, TimerKind::DelAck) { f.dst } else { f.src };
-        self.emit(h, None);
+        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(fi as usize).copied()) } else { (f.src, None) };
+        self.emit(h, echo);
         self.arm_timers(fi as usize);
     }
 

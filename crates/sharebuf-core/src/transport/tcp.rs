@@ -489,6 +489,7 @@ impl TcpFlow {
             return false; // handshake ACK
         }
         self.rcv_open = true;
+        let (prior_rcv_nxt, prior_echo) = (self.rcv_nxt, self.last_echo_ts);
         let (s, e) = (pkt.seq, pkt.seq + pkt.payload_bytes as u64);
         let in_order = s == self.rcv_nxt;
         let mut filled_hole = false;
@@ -510,6 +511,13 @@ impl TcpFlow {
         // SACK block: the out-of-order range holding this segment, else the lowest one.
         self.sack_block = self.ooo.iter().find(|&&(a, b)| a <= s && s < b).or(self.ooo.first()).copied();
         let immediate = cfg.delayed_ack_packets <= 1 || !in_order || filled_hole || ce != self.last_ce || !self.ooo.is_empty() || self.rcv_nxt >= self.size_bytes;
+        if ce != self.last_ce && self.delack_count > 0 {
+            // RFC 8257 §3.2 (Linux dctcp_ece_ack_update): the CE state changed with an ACK
+            // pending; ACK the segments received before this one with the old ECE first.
+            let mut a = self.control(cfg, flags::ACK | if self.last_ce { flags::ECE } else { 0 }, prior_rcv_nxt, self.src, now);
+            a.ts_ps = prior_echo;
+            out.push(a);
+        }
         self.last_ce = ce;
         if immediate {
             self.delack_count = 0;
@@ -736,6 +744,50 @@ pub(crate) mod tests {
         assert!(checked > 1000);
         // Hand values: t = 2 s: W_est = 122.6 > W_cubic = 115.2; t = 6 s: W_cubic = 198.4.
         assert!(worst < 0.03, "worst relative error {worst}");
+    }
+
+    /// A segment sent at t = 0 gives an RTT sample (its echoed send time 0 is a time, not
+    /// "absent"): after the first ACK, r = 2·50 ms + 0.1 ms serialization and RFC 6298 gives
+    /// RTO = r + 4·r/2 = 3r; with a handshake from t = 0 the SYN-ACK gives the same sample.
+    #[test]
+    fn segment_sent_at_time_zero_gives_an_rtt_sample() {
+        let r = 100 * PS_PER_MS + PS_PER_MS / 10;
+        for handshake in [false, true] {
+            let mut c = cfg(1000, true);
+            c.handshake = handshake;
+            let cc = Box::new(Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()));
+            let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(|_, _| false));
+            h.run_until(r);
+            assert_eq!(h.f.rto_ps, 3 * r, "handshake = {handshake}");
+        }
+    }
+
+    fn data_pkt(seq: u64, len: u64, ce: bool, ts: Time) -> Packet {
+        Packet { seq, ts_ps: ts, flow: 0, size_bytes: len as u32, payload_bytes: len as u32, dst: 1, flags: flags::DATA | flags::ECT | if ce { flags::CE } else { 0 }, ..Default::default() }
+    }
+
+    /// RFC 8257 §3.2 with delayed ACKs (m = 2): segment 1 unmarked (ACK delayed), segment 2
+    /// CE-marked: the receiver first ACKs segment 1 (ack 1000) without ECE, echoing segment
+    /// 1's send time, then segment 2 (ack 2000) with ECE; segment 3 marked too and segment 4
+    /// unmarked: one ACK of 3 with ECE, then 4 without.
+    #[test]
+    fn ce_change_acks_earlier_segments_with_the_old_ece() {
+        let mut c = cfg(1000, true);
+        c.delayed_ack_packets = 2;
+        let path = PathInfo::default();
+        let mut f = TcpFlow::new(0, 0, 1, 10_000, 0, 0, false, path, &c);
+        let mut out = Vec::new();
+        assert!(!f.on_receive(&data_pkt(0, 1000, false, 11), 100, &c, &mut out));
+        assert!(out.is_empty() && f.delack.armed());
+        f.on_receive(&data_pkt(1000, 1000, true, 22), 200, &c, &mut out);
+        let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
+        assert_eq!(got, vec![(1000, false, 11), (2000, true, 22)]);
+        out.clear();
+        f.on_receive(&data_pkt(2000, 1000, true, 33), 300, &c, &mut out);
+        assert!(out.is_empty(), "same CE state: delayed");
+        f.on_receive(&data_pkt(3000, 1000, false, 44), 400, &c, &mut out);
+        let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
+        assert_eq!(got, vec![(3000, true, 33), (4000, false, 44)]);
     }
 
     #[test]
