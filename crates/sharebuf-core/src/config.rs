@@ -112,6 +112,13 @@ pub struct TransportSpec {
     /// RTT timestamp clock tick (0: exact).
     #[serde(default)]
     pub timestamp_tick_ps: u64,
+    /// SACK loss recovery: "rfc6675" or "prr" (RFC 6937).
+    #[serde(default = "rfc6675")]
+    pub recovery: String,
+}
+
+fn rfc6675() -> String {
+    "rfc6675".into()
 }
 
 fn yes() -> bool {

@@ -66,6 +66,10 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// PRR (RFC 6937): bytes delivered and sent since recovery began, and the flight then.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
 
     // --- receiver ---
     pub rcv_nxt: u64,
@@ -119,6 +123,9 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_open: !handshake,
@@ -178,6 +185,9 @@ impl TcpFlow {
             f |= flags::UNSCHED;
         }
         self.bytes_sent += len;
+        if self.in_recovery {
+            self.prr_out += len;
+        }
         Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
@@ -244,8 +254,7 @@ impl TcpFlow {
     fn sack_recovery_send(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         loop {
             let frontier = self.rexmit_next.max(self.snd_una);
-            let outstanding = self.snd_max - self.snd_una;
-            let pipe = outstanding.saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier));
+            let pipe = self.pipe();
             let (seq, len, rtx) = match self.sb.next_hole(frontier) {
                 Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
@@ -271,6 +280,33 @@ impl TcpFlow {
                 self.rto.arm(now + self.rto_ps);
             }
         }
+    }
+
+    /// RFC 6675 pipe: bytes outstanding, less those SACKed and the holes below the highest
+    /// SACKed byte not yet retransmitted (presumed lost).
+    fn pipe(&self) -> u64 {
+        let frontier = self.rexmit_next.max(self.snd_una);
+        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier))
+    }
+
+    /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
+    /// `delivered` bytes: cwnd = pipe + sndcnt. As Linux and ns-3, the first ACK of the
+    /// recovery may always send one segment (the fast retransmit).
+    fn prr_update(&mut self, delivered: u64, cfg: &TransportCfg) {
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.win.ssthresh_bytes;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional rate reduction: ceil(prr_delivered·ssthresh / RecoverFS) − prr_out.
+            let target = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs.max(1) as u128) as u64;
+            target.saturating_sub(self.prr_out)
+        } else {
+            // Slow-start reduction bound.
+            let limit = (self.prr_delivered.saturating_sub(self.prr_out)).max(delivered) + cfg.mss_bytes;
+            (ssthresh - pipe).min(limit)
+        };
+        let sndcnt = if self.prr_out == 0 { sndcnt.max(cfg.mss_bytes) } else { sndcnt };
+        self.win.cwnd_bytes = pipe + sndcnt;
     }
 
     fn retransmit_head(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
@@ -322,6 +358,7 @@ impl TcpFlow {
         }
         let srtt = if self.has_rtt { Some(self.srtt_ps as Time) } else { None };
         let ece = pkt.has(flags::ECE);
+        let (una_before, sacked_before) = (self.snd_una, self.sb.sacked_bytes());
         if cfg.sack && pkt.sack_hi > pkt.sack_lo {
             self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
         }
@@ -337,10 +374,11 @@ impl TcpFlow {
             let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             if self.in_recovery {
                 if ack >= self.recover {
-                    // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1).
+                    // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
+                    // PRR: cwnd = ssthresh, RFC 6937 §3).
                     self.in_recovery = false;
                     let flight = self.snd_nxt - self.snd_una;
-                    self.win.cwnd_bytes = self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes);
+                    self.win.cwnd_bytes = if cfg.prr { self.win.ssthresh_bytes } else { self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes) };
                     self.dupacks = 0;
                     info.in_recovery = true;
                     cc.on_ack(&mut self.win, &info);
@@ -388,6 +426,10 @@ impl TcpFlow {
                     self.win.cwnd_bytes = self.win.ssthresh_bytes;
                     self.rexmit_next = self.snd_una;
                     self.rtx_marks.clear();
+                    // PRR: RecoverFS = snd.nxt − snd.una at the start of recovery.
+                    self.prr_delivered = 0;
+                    self.prr_out = 0;
+                    self.recover_fs = self.snd_max - self.snd_una;
                 } else {
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
@@ -422,6 +464,11 @@ impl TcpFlow {
             }
         }
         self.cc = Some(cc);
+        if cfg.prr && self.in_recovery {
+            // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3).
+            let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+            self.prr_update(delivered, cfg);
+        }
         self.try_send(now, cfg, out);
     }
 
@@ -604,7 +651,7 @@ pub(crate) mod tests {
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0 }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -626,13 +673,15 @@ pub(crate) mod tests {
         pub sent: Vec<(Time, u64, bool)>,
         pub acks: Vec<Packet>,
         max_seq_sent: u64,
+        /// Per ACK the sender processed: (time, data packets sent so far, in recovery after it).
+        pub ack_log: Vec<(Time, usize, bool)>,
     }
 
     impl<'d> Harness<'d> {
         pub fn new(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>) -> Self {
             let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
-            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0 };
+            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new() };
             let mut out = std::mem::take(&mut h.out);
             h.f.start(start_ps, cc, &h.cfg, &mut out);
             h.route(out);
@@ -677,6 +726,7 @@ pub(crate) mod tests {
                 }
                 self.now = t;
                 let mut out = std::mem::take(&mut self.out);
+                let mut was_ack = false;
                 if let Some((k, et)) = i.filter(|x| x.1 == t) {
                     let (_, _, p) = self.ev.swap_remove(k);
                     let _ = et;
@@ -684,6 +734,7 @@ pub(crate) mod tests {
                         self.f.on_receive(&p, t, &self.cfg, &mut out);
                     } else {
                         self.f.on_ack(&p, None, t, &self.cfg, &mut out);
+                        was_ack = true;
                     }
                 } else if self.f.rto.armed() && self.f.rto.deadline == t {
                     self.f.on_rto(t, &self.cfg, &mut out);
@@ -694,6 +745,9 @@ pub(crate) mod tests {
                 }
                 self.route(out);
                 self.trace.push((t, self.f.win.cwnd_bytes, self.f.win.ssthresh_bytes));
+                if was_ack {
+                    self.ack_log.push((t, self.sent.len(), self.f.in_recovery));
+                }
             }
         }
     }
@@ -760,6 +814,54 @@ pub(crate) mod tests {
             h.run_until(r);
             assert_eq!(h.f.rto_ps, 3 * r, "handshake = {handshake}");
         }
+    }
+
+    /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
+    /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
+    /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
+    /// (j = 1..17), DeliveredData = 1000, prr_delivered = 1000·j, SACKed = j + 2 segments and
+    /// pipe = 20 + (new segments sent) − (j + 2) − (1 while segment 1 is not yet resent).
+    ///   pipe > ssthresh: sndcnt = ceil(prr_delivered·10 000/20 000) − prr_out, the first ACK
+    ///     sending at least one segment (the fast retransmit);
+    ///   else: sndcnt = min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + MSS).
+    /// By hand: j = 1: pipe 16, sndcnt 500 → 1 segment (retransmission of 1), prr_out 1000;
+    /// j = 2, 3: 0; j = 4: 2000 − 1000 → one new segment; then one every second ACK (j = 6, 8,
+    /// 10, pipe 13, 12, 11); j = 11: 0; j = 12: pipe = 10 = ssthresh, SSRB, ssthresh − pipe = 0;
+    /// j = 13..17: pipe 9, one segment each. When segment 1's retransmission is acknowledged,
+    /// recovery ends with cwnd = ssthresh = 10 000.
+    #[test]
+    fn prr_sends_as_rfc6937_on_a_hand_made_loss() {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        c.prr = true;
+        let mut dropped = false;
+        let drop = move |p: &Packet, _t: Time| {
+            if p.seq == 0 && !dropped {
+                dropped = true;
+                return true;
+            }
+            false
+        };
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        h.run_until(150 * PS_PER_MS);
+        let log = &h.ack_log;
+        let first = log.iter().position(|a| a.2).expect("recovery");
+        assert_eq!(first, 2, "the third duplicate ACK starts recovery");
+        let sent_per_ack: Vec<usize> = (first..first + 17).map(|k| log[k].1 - log[k - 1].1).collect();
+        assert_eq!(sent_per_ack, vec![1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1]);
+        assert_eq!(h.f.win.ssthresh_bytes, 10_000);
+        // The segment sent on the first recovery ACK is the retransmission of segment 1.
+        let rtx: Vec<_> = h.sent.iter().filter(|s| s.2).collect();
+        assert_eq!(rtx.len(), 1);
+        assert_eq!(rtx[0].1, 0);
+        let t_first = log[first].0;
+        assert_eq!(rtx[0].0, t_first);
+        h.run_until(260 * PS_PER_MS);
+        let exit = h.ack_log.iter().position(|a| !a.2 && a.0 > t_first).expect("recovery ends");
+        let t_exit = h.ack_log[exit].0;
+        let cw = h.trace.iter().find(|x| x.0 == t_exit).unwrap().1;
+        assert_eq!(cw, 10_000, "cwnd = ssthresh at the end of recovery");
     }
 
     fn data_pkt(seq: u64, len: u64, ce: bool, ts: Time) -> Packet {
