@@ -143,21 +143,22 @@ mod tests {
     use super::*;
 
     /// Hand computation on two 10 Gbps links of 1 µs (800 ps per byte): 3 segments of 1000 B
-    /// (last 500 B) with 50-byte headers. Handshake: SYN and SYN-ACK 2·2·(40 ns + 1 µs), final
-    /// ACK 40 ns. Data, bottleneck link 1: 2600 B·800 ps + 1 µs, then the 550-byte tail
-    /// (440 ns) + 1 µs; link 2: the 1050-byte head (840 ns) + 1 µs, then 2080 ns + 1 µs.
+    /// (last 500 B) with 50-byte headers, 2650 wire bytes. Handshake: SYN and SYN-ACK
+    /// 2·2·(40 ns + 1 µs), final ACK 40 ns. Data, bottleneck link 1: 2650 B·800 ps + 1 µs, then
+    /// the 550-byte tail (440 ns) + 1 µs; link 2: the 1050-byte head (840 ns) + 1 µs, then
+    /// 2120 ns + 1 µs.
     #[test]
     fn min_fct_by_hand() {
         let h = Hop { rate_bps: 10_000_000_000, delay_ps: 1_000_000 };
         let hops = [h, h];
-        let data_b1 = 2_600 * 800 + 1_000_000 + 550 * 800 + 1_000_000;
-        let data_b2 = 1_050 * 800 + 1_000_000 + 2_600 * 800 + 1_000_000;
-        assert_eq!(data_b1, 4_520_000);
-        assert_eq!(data_b2, 4_920_000);
-        assert_eq!(min_fct_ps(&hops, 2_500, 1_000, 50, false), 4_920_000);
-        assert_eq!(min_fct_ps(&hops, 2_500, 1_000, 50, true), 4 * (40_000 + 1_000_000) + 40_000 + 4_920_000);
+        let data_b1 = 2_650 * 800 + 1_000_000 + 550 * 800 + 1_000_000;
+        let data_b2 = 1_050 * 800 + 1_000_000 + 2_650 * 800 + 1_000_000;
+        assert_eq!(data_b1, 4_560_000);
+        assert_eq!(data_b2, 4_960_000);
+        assert_eq!(min_fct_ps(&hops, 2_500, 1_000, 50, false), 4_960_000);
+        assert_eq!(min_fct_ps(&hops, 2_500, 1_000, 50, true), 4 * (40_000 + 1_000_000) + 40_000 + 4_960_000);
         // A faster second link: the first link is the bottleneck.
         let fast = Hop { rate_bps: 40_000_000_000, delay_ps: 1_000_000 };
-        assert_eq!(min_fct_ps(&[h, fast], 2_500, 1_000, 50, false), 2_600 * 800 + 1_000_000 + 550 * 200 + 1_000_000);
+        assert_eq!(min_fct_ps(&[h, fast], 2_500, 1_000, 50, false), 2_650 * 800 + 1_000_000 + 550 * 200 + 1_000_000);
     }
 }

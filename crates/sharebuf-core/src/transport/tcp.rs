@@ -430,6 +430,15 @@ impl TcpFlow {
                     self.prr_delivered = 0;
                     self.prr_out = 0;
                     self.recover_fs = self.snd_max - self.snd_una;
+                    // RFC 6675 §5 step (4.3): retransmit the first segment presumed lost at
+                    // once, whatever cwnd and pipe (the fast retransmit).
+                    let una = self.snd_una;
+                    let len = cfg.mss_bytes.min(self.size_bytes - una);
+                    let p = self.data(una, len, now, cfg);
+                    out.push(p);
+                    self.retransmits += 1;
+                    self.rexmit_next = una + len;
+                    self.rtx_marks.push((una, self.snd_max));
                 } else {
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
@@ -862,6 +871,33 @@ pub(crate) mod tests {
         let t_exit = h.ack_log[exit].0;
         let cw = h.trace.iter().find(|x| x.0 == t_exit).unwrap().1;
         assert_eq!(cw, 10_000, "cwnd = ssthresh at the end of recovery");
+    }
+
+    /// RFC 6675 recovery on the same loss as the PRR test: the fast retransmit of segment 1
+    /// goes on the first recovery ACK (§5 step 4.3) although pipe (16) exceeds cwnd = ssthresh
+    /// = 10 segments; afterwards a segment goes whenever cwnd − pipe ≥ 1 SMSS, pipe = 20 +
+    /// (new segments) − (j + 2): from j = 9 on, one per ACK.
+    #[test]
+    fn rfc6675_fast_retransmit_goes_at_once() {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        let mut dropped = false;
+        let drop = move |p: &Packet, _t: Time| {
+            if p.seq == 0 && !dropped {
+                dropped = true;
+                return true;
+            }
+            false
+        };
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        h.run_until(150 * PS_PER_MS);
+        let log = &h.ack_log;
+        let first = log.iter().position(|a| a.2).expect("recovery");
+        let sent_per_ack: Vec<usize> = (first..first + 17).map(|k| log[k].1 - log[k - 1].1).collect();
+        assert_eq!(sent_per_ack, vec![1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+        let rtx: Vec<_> = h.sent.iter().filter(|s| s.2).collect();
+        assert_eq!((rtx.len(), rtx[0].1, rtx[0].0), (1, 0, log[first].0));
     }
 
     fn data_pkt(seq: u64, len: u64, ce: bool, ts: Time) -> Packet {
