@@ -160,6 +160,13 @@ class TransportSection(Section):
     #: Selective acknowledgments with RFC 6675 loss recovery (ns-3 and the ABM code use SACK);
     #: false: NewReno recovery (RFC 6582).
     sack: bool = True
+    #: RTT samples from RFC 7323 timestamps on a clock of this tick (0: exact send times).
+    #: ns-3 (and so ns3dc, which enables timestamps) ticks in 1 ms: 1000; a zero tick
+    #: difference counts as 1 us there.
+    timestamp_tick_us: Annotated[float, Field(ge=0)] = 0.0
+    #: SACK loss recovery: "rfc6675" (cwnd = ssthresh during recovery) or "prr" (Proportional
+    #: Rate Reduction, RFC 6937, slow-start reduction bound; ns-3.39's default). Needs sack.
+    recovery: Literal["rfc6675", "prr"] = "rfc6675"
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -528,7 +535,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
                        initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
                        delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
                        ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
-                       max_rto_ps=us(t.max_rto_us), sack=t.sack),
+                       max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery),
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )

@@ -43,8 +43,13 @@ class Results:
         done = f["end_ps"] != UNFINISHED
         start_s = f["start_ps"] * PS
         end_s = np.where(done, f["end_ps"], 0) * PS
-        fct = end_s - start_s
+        # Durations in integer picoseconds first, so a flow that reaches its bound has slowdown 1 exactly.
+        fct_ps = np.where(done, f["end_ps"] - f["start_ps"], 0).astype(np.float64)
+        fct = fct_ps * PS
         ideal = f["ideal_ps"] * PS
+        ideal_paper = f["ideal_paper_ps"] * PS
+        slowdown = np.divide(fct_ps, f["ideal_ps"], out=np.zeros(n), where=f["ideal_ps"] > 0)
+        slowdown_paper = np.divide(fct_ps, f["ideal_paper_ps"], out=np.zeros(n), where=f["ideal_paper_ps"] > 0)
         wl = np.array(names, dtype=object)[f["workload"]] if n else np.array([], dtype=object)
         self.tables["flows"] = pa.table({
             "flow_id": pa.array(np.arange(n, dtype=np.int64)),
@@ -55,7 +60,7 @@ class Results:
             "end_s": pa.array(end_s, mask=~done),
             "fct_s": pa.array(fct, mask=~done),
             "ideal_fct_s": pa.array(ideal),
-            "slowdown": pa.array(np.divide(fct, ideal, out=np.zeros(n), where=ideal > 0), mask=~done),
+            "slowdown": pa.array(slowdown, mask=~done),
             "priority": pa.array(f["priority"].astype(np.int8)),
             "workload": pa.array(wl, type=pa.string()),
             "query_id": pa.array(f["query_id"], mask=f["query_id"] < 0),
@@ -63,6 +68,8 @@ class Results:
             "retransmits": pa.array(f["retransmits"].astype(np.int32)),
             "timeouts": pa.array(f["timeouts"].astype(np.int32)),
             "received_bytes": pa.array(f["received_bytes"].astype(np.int64)),
+            "ideal_fct_paper_s": pa.array(ideal_paper),
+            "slowdown_paper": pa.array(slowdown_paper, mask=~done),
         })
         q = _cols(raw["queries"])
         qdone = q["end_ps"] != UNFINISHED
@@ -102,23 +109,24 @@ class Results:
                 "delivered_bytes": pa.array(c["delivered_bytes"].astype(np.int64)),
                 "workload": pa.array(np.array(names, dtype=object)[c["workload"]], type=pa.string()),
             })
-        self.summary = self._summary(raw, seed, f, done, fct, ideal, wl, qdone, qe - qs, b, sw_names)
+        self.summary = self._summary(raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qe - qs, b, sw_names)
 
-    def _summary(self, raw, seed, f, done, fct, ideal, wl, qdone, qct, b, sw_names) -> dict:
+    def _summary(self, raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qct, b, sw_names) -> dict:
         from . import __version__
 
         st = raw["stats"]
         sim_s = st["end_ps"] * PS
         wall = max(st["wall_s"], 1e-9)
-        slow = {}
+        slow, slow_paper = {}, {}
         for name in dict.fromkeys(wl.tolist()):
             m = (wl == name) & done
-            s = fct[m] / ideal[m]
-            slow[name] = {"flows": int((wl == name).sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99), "mean": float(s.mean()) if len(s) else None}
+            for out, sd in ((slow, slowdown), (slow_paper, slowdown_paper)):
+                s = sd[m]
+                out[name] = {"flows": int((wl == name).sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99), "mean": float(s.mean()) if len(s) else None}
         by_class = {}
         for name, cm in class_masks(f["size_bytes"], f["query_id"] >= 0).items():
             m = cm & done
-            s = fct[m] / ideal[m]
+            s = slowdown[m]
             by_class[name] = {"flows": int(cm.sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99)}
         buf = {}
         occ = b["occupancy_bytes"]
@@ -151,6 +159,7 @@ class Results:
                       "unfinished": int((~done).sum())},
             "slowdown": slow,
             "slowdown_by_class": by_class,
+            "slowdown_paper": slow_paper,
             "queries": {"total": int(len(qdone)), "finished": int(qdone.sum()), "qct_p50_s": _pct(qct[qdone], 50), "qct_p99_s": _pct(qct[qdone], 99)},
             "buffer": {"mean_bytes": float(xs.mean()) if len(xs) else None, "p99_bytes": _pct(xs, 99), "per_switch": buf},
         }

@@ -109,6 +109,16 @@ pub struct TransportSpec {
     /// Selective acknowledgments with RFC 6675 recovery (else NewReno).
     #[serde(default = "yes")]
     pub sack: bool,
+    /// RTT timestamp clock tick (0: exact).
+    #[serde(default)]
+    pub timestamp_tick_ps: u64,
+    /// SACK loss recovery: "rfc6675" or "prr" (RFC 6937).
+    #[serde(default = "rfc6675")]
+    pub recovery: String,
+}
+
+fn rfc6675() -> String {
+    "rfc6675".into()
 }
 
 fn yes() -> bool {
@@ -248,6 +258,11 @@ impl<'a> Params<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The value given for `key`, if any (for keys that accept more than one type).
+    pub fn raw(&self, key: &str) -> Option<&Value> {
+        self.map.get(key)
     }
 
     pub fn f64_or(&self, key: &str, default: f64) -> Result<f64, String> {

@@ -3,8 +3,8 @@
 use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
-use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
-use crate::metrics::{Counters, QueueSample, RunOutput};
+use crate::engine::{EventQueue, Kind, Time};
+use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, Port, SchedState, Switch};
 use crate::topology::Topology;
@@ -45,6 +45,9 @@ pub struct Simulator {
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
     events_by_kind: [u64; 10],
+    /// Per flow, the INT records of the last data packet its receiver got, for the ACK the
+    /// delayed-ACK timer sends (empty unless INT and delayed ACKs are both on).
+    delack_int: Vec<IntStack>,
 }
 
 #[inline]
@@ -165,6 +168,7 @@ impl Simulator {
         }
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
         let int = cc_protos.iter().any(|c| c.wants_int());
+        let cfg_delack = cfg.delayed_ack_packets > 1;
         let mut sim = Simulator {
             cfg,
             max_ps: spec.max_ps,
@@ -190,6 +194,7 @@ impl Simulator {
             buf_bytes: Vec::new(),
             queue_samples: Vec::new(),
             events_by_kind: [0; 10],
+            delack_int: if int && cfg_delack { vec![IntStack::default(); flows.len()] } else { Vec::new() },
             flows,
             cbrs,
             topo,
@@ -463,6 +468,11 @@ impl Simulator {
             if f.on_receive(&p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
+            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(fi)) {
+                if p.has(flags::DATA) {
+                    *slot = st;
+                }
+            }
             self.emit(h, int);
         } else {
             f.on_ack(&p, int.as_ref(), now, &self.cfg, &mut self.out);
@@ -507,8 +517,8 @@ impl Simulator {
             TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
-        let h = if matches!(which, TimerKind::DelAck) { f.dst } else { f.src };
-        self.emit(h, None);
+        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(fi as usize).copied()) } else { (f.src, None) };
+        self.emit(h, echo);
         self.arm_timers(fi as usize);
     }
 
@@ -574,6 +584,19 @@ impl Simulator {
 
     // ---------------------------------------------------------------- results
 
+    /// The links from host `src` to host `dst`: host link, fabric links (leaf-spine across
+    /// leaves), host link.
+    fn path_hops(&self, src: u32, dst: u32) -> Vec<Hop> {
+        let t = &self.topo;
+        let host = Hop { rate_bps: t.host_rate_bps, delay_ps: t.link_delay_ps };
+        let fabric = Hop { rate_bps: t.fabric_rate_bps, delay_ps: t.link_delay_ps };
+        if t.path_links(src, dst) == 4 {
+            vec![host, fabric, fabric, host]
+        } else {
+            vec![host, host]
+        }
+    }
+
     fn output(&mut self, wall_s: f64, hit_max: bool) -> RunOutput {
         let mut o = RunOutput::default();
         let rate = self.topo.host_rate_bps;
@@ -583,7 +606,8 @@ impl Simulator {
             o.flow_size.push(f.size_bytes);
             o.flow_start_ps.push(f.start_ps);
             o.flow_end_ps.push(f.end_ps.unwrap_or(u64::MAX));
-            o.flow_ideal_ps.push(f.path.base_rtt_ps + tx_time_ps(f.size_bytes, rate));
+            o.flow_ideal_ps.push(min_fct_ps(&self.path_hops(f.src, f.dst), f.size_bytes, self.cfg.mss_bytes, self.cfg.header_bytes, f.handshake));
+            o.flow_ideal_paper_ps.push(paper_ideal_fct_ps(f.path.base_rtt_ps, f.size_bytes, rate));
             o.flow_prio.push(f.prio);
             o.flow_workload.push(self.flow_workload[i]);
             o.flow_query.push(self.flow_query[i]);

@@ -79,3 +79,36 @@ fn int_on_three_hops_matches_hand_computation() {
     let arrive2_leaf1 = second.hops[0].ts_ps + 2 * (tx_time_ps(size, fab) + d);
     assert_eq!(second.hops[2].ts_ps, arrive2_leaf1.max(leaf1 + tx_time_ps(size, host)));
 }
+
+/// With delayed ACKs (m = 2) the ACK the timer sends carries the INT records of the data it
+/// acknowledges, like every other ACK: a 2-segment flow with an initial window of 1 gets its
+/// first ACK from the timer (segment 1 alone), the second at once (the last segment).
+#[test]
+fn delayed_ack_timer_ack_carries_int() {
+    let v = json!({
+        "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
+        "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
+                     "host_link_bps": 10_000_000_000u64, "fabric_link_bps": 40_000_000_000u64, "link_delay_ps": 1_000_000},
+        "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "cs", "params": {}}},
+        "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 1, "min_rto_ps": 1_000_000_000u64,
+                      "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 2, "delayed_ack_timeout_ps": 1_000_000,
+                      "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
+        "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 2000, "start_ps": 0, "priority": 0}]}],
+        "output": {}
+    });
+    let spec: SimSpec = serde_json::from_value(v).unwrap();
+    let mut sim = Simulator::new(&spec).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
+    let out = sim.run(&mut |_, _| true);
+    assert!(out.flow_end_ps[0] != u64::MAX);
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 2);
+    let (d, host, fab) = (1_000_000u64, 10_000_000_000u64, 40_000_000_000u64);
+    let leaf0 = tx_time_ps(1050, host) + d;
+    assert_eq!(log[0].n, 3, "the timer's ACK echoes segment 1's three hops");
+    assert_eq!(log[0].hops[0].ts_ps, leaf0);
+    assert_eq!(log[0].hops[1].ts_ps, leaf0 + tx_time_ps(1050, fab) + d);
+    assert_eq!(log[1].n, 3);
+    assert_eq!(log[1].hops[0].tx_bytes, 1050, "segment 2 follows segment 1 on every port");
+}

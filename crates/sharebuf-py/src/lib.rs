@@ -26,6 +26,7 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
     put(py, &flows, "start_ps", "<u8", &o.flow_start_ps)?;
     put(py, &flows, "end_ps", "<u8", &o.flow_end_ps)?;
     put(py, &flows, "ideal_ps", "<u8", &o.flow_ideal_ps)?;
+    put(py, &flows, "ideal_paper_ps", "<u8", &o.flow_ideal_paper_ps)?;
     put(py, &flows, "priority", "<u1", &o.flow_prio)?;
     put(py, &flows, "workload", "<u2", &o.flow_workload)?;
     put(py, &flows, "query_id", "<i8", &o.flow_query)?;

@@ -1,20 +1,74 @@
 //! CUBIC (RFC 9438), as Linux and ns-3's TcpCubic: after a loss the window follows
 //! W_cubic(t) = C·(t − K)³ + W_max with K = ∛(W_max·(1 − β)/C) (segments, seconds), in a
 //! Reno-friendly region it follows W_est, and fast convergence lowers W_max when losses come
-//! before the window regained its previous maximum. Optional HyStart++ (RFC 9406) delay-based
-//! slow-start exit.
+//! before the window regained its previous maximum. After a retransmission timeout (RFC 9438
+//! §4.8) ssthresh = β·cwnd and the next congestion-avoidance stage restarts the curve with
+//! K = 0 and W_max = W_est = cwnd at its start.
+//!
+//! Slow start may be left early by HyStart: `classic` (the default, as ns-3's TcpCubic and
+//! Linux: ack-train and delay-increase detectors, Ha & Rhee 2011) or `rfc9406` (HyStart++,
+//! delay increase only).
 
 use super::{AckInfo, CongestionControl, Window};
 use crate::config::{check_positive, Params};
 use crate::engine::{Time, PS_PER_MS, PS_PER_S};
+use serde_json::Value;
+
+/// Slow-start exit rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HyStart {
+    /// Ack-train + delay-increase detectors of ns-3's TcpCubic and Linux (on by default there).
+    Classic,
+    /// HyStart++ (RFC 9406 §4.2) delay-increase exit.
+    Rfc9406,
+    Off,
+}
+
+/// Constants of classic HyStart (ns-3 TcpCubic attributes; Linux tcp_cubic.c module parameters).
+#[derive(Clone, Copy, Debug)]
+pub struct HyStartCfg {
+    /// HyStartLowWindow: no detection below this window (segments).
+    pub low_window_segments: u64,
+    /// HyStartAckDelta: ACKs closer than this belong to one train.
+    pub ack_delta_ps: Time,
+    /// HyStartDelayMin / HyStartDelayMax: the delay-increase threshold is minRTT clamped to these.
+    pub delay_min_ps: Time,
+    pub delay_max_ps: Time,
+    /// HyStartMinSamples: RTT samples per round before the delay detector may fire.
+    pub min_samples: u32,
+    /// CubicDelta: delay samples are ignored this long after a congestion-avoidance epoch starts.
+    pub cubic_delta_ps: Time,
+}
+
+impl Default for HyStartCfg {
+    fn default() -> Self {
+        HyStartCfg { low_window_segments: 16, ack_delta_ps: 2 * PS_PER_MS, delay_min_ps: 4 * PS_PER_MS, delay_max_ps: 1000 * PS_PER_MS, min_samples: 8, cubic_delta_ps: 10 * PS_PER_MS }
+    }
+}
+
+/// State of classic HyStart (per flow).
+#[derive(Clone, Copy, Debug, Default)]
+struct ClassicState {
+    found: bool,
+    /// Minimum of the RTT estimates seen (ns-3's m_delayMin).
+    delay_min: Option<Time>,
+    round_start: Option<Time>,
+    last_ack: Option<Time>,
+    /// The round ends when the cumulative ACK passes this sequence (snd_max at its start).
+    end_seq: u64,
+    /// Minimum RTT of the first `min_samples` samples of the round.
+    curr_rtt: Option<Time>,
+    sample_cnt: u32,
+}
 
 #[derive(Clone)]
 pub struct Cubic {
     c: f64,
     beta: f64,
     fast_convergence: bool,
-    hystart: bool,
-    /// W_max in bytes.
+    hystart: HyStart,
+    hs_cfg: HyStartCfg,
+    /// W_max in bytes (0: none, the next epoch starts its curve at the current window).
     w_max: f64,
     /// Start of the current congestion-avoidance epoch (None: not started).
     epoch_start: Option<Time>,
@@ -24,7 +78,8 @@ pub struct Cubic {
     /// Fractional window, bytes.
     cwnd_f: f64,
     last_rtt_ps: Time,
-    last_cwnd: u64,
+    // Classic HyStart.
+    hs: ClassicState,
     // HyStart++ round tracking.
     round_end: u64,
     round_min_rtt: Time,
@@ -33,7 +88,7 @@ pub struct Cubic {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart"])?;
+    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments"])?;
     let c = p.f64_or("c", 0.4)?;
     let beta = p.f64_or("beta", 0.7)?;
     check_positive("transport.cc_params", "c", &[c])?;
@@ -41,13 +96,43 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         return Err(format!("transport.cc_params.beta = {beta}: must lie in (0, 1)"));
     }
     let fc = p.f64_or("fast_convergence", 1.0)? != 0.0;
-    let hs = p.f64_or("hystart", 0.0)? != 0.0;
-    Ok(Box::new(Cubic::new(c, beta, fc, hs)))
+    let hs = parse_hystart(p)?;
+    let mut hs_cfg = HyStartCfg::default();
+    let low = p.f64_or("hystart_low_window_segments", hs_cfg.low_window_segments as f64)?;
+    if !(low >= 0.0 && low.fract() == 0.0) {
+        return Err(format!("transport.cc_params.hystart_low_window_segments = {low}: must be a whole number >= 0"));
+    }
+    hs_cfg.low_window_segments = low as u64;
+    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg)))
+}
+
+/// `hystart = "classic" | "rfc9406" | "off"`; the former numeric 0 / 1 still mean off / HyStart++.
+fn parse_hystart(p: &Params) -> Result<HyStart, String> {
+    const ALLOWED: &[&str] = &["classic", "rfc9406", "off"];
+    if let Some(v) = p.raw("hystart") {
+        if let Value::Number(n) = v {
+            return match n.as_f64() {
+                Some(x) if x == 0.0 => Ok(HyStart::Off),
+                Some(x) if x == 1.0 => Ok(HyStart::Rfc9406),
+                _ => Err(format!("transport.cc_params.hystart = {n}: not allowed; allowed: {} (or the former 0 = off, 1 = rfc9406)", ALLOWED.join(", "))),
+            };
+        }
+    }
+    Ok(match p.str_or("hystart", "classic", ALLOWED)?.as_str() {
+        "classic" => HyStart::Classic,
+        "rfc9406" => HyStart::Rfc9406,
+        _ => HyStart::Off,
+    })
 }
 
 impl Cubic {
+    /// CUBIC with HyStart off or HyStart++ (`hystart = true`), for unit tests of the curve.
     pub fn new(c: f64, beta: f64, fast_convergence: bool, hystart: bool) -> Self {
-        Cubic { c, beta, fast_convergence, hystart, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, last_cwnd: 0, round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
+        Self::with_hystart(c, beta, fast_convergence, if hystart { HyStart::Rfc9406 } else { HyStart::Off }, HyStartCfg::default())
+    }
+
+    pub fn with_hystart(c: f64, beta: f64, fast_convergence: bool, hystart: HyStart, hs_cfg: HyStartCfg) -> Self {
+        Cubic { c, beta, fast_convergence, hystart, hs_cfg, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
     }
 
     /// W_cubic(t) in bytes, t seconds since the epoch start.
@@ -61,6 +146,64 @@ impl Cubic {
 
     pub fn w_max_bytes(&self) -> f64 {
         self.w_max
+    }
+
+    /// W_max, K and fast convergence at a loss (RFC 9438 §4.6, §4.7); returns ssthresh.
+    fn reduce(&mut self, w: &Window) -> u64 {
+        let cwnd = w.cwnd_bytes as f64;
+        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+        self.epoch_start = None;
+        ((cwnd * self.beta) as u64).max(2 * w.mss_bytes)
+    }
+
+    /// Classic HyStart, per ACK before the window grows (ns-3 TcpCubic::PktsAcked and
+    /// HystartUpdate; Linux bictcp_acked / hystart_update). `delay` is the RTT estimate ns-3
+    /// passes (the smoothed RTT).
+    fn classic_pkts_acked(&mut self, w: &mut Window, now: Time, delay: Time) {
+        if let Some(e) = self.epoch_start {
+            if now - e < self.hs_cfg.cubic_delta_ps {
+                return; // delay samples right after fast recovery are discarded
+            }
+        }
+        let dmin = match self.hs.delay_min {
+            Some(d) if d <= delay => d,
+            _ => {
+                self.hs.delay_min = Some(delay);
+                delay
+            }
+        };
+        if !(w.cwnd_bytes <= w.ssthresh_bytes && w.cwnd_bytes >= self.hs_cfg.low_window_segments * w.mss_bytes) || self.hs.found {
+            return;
+        }
+        // Ack train: ACKs keep coming within ack_delta, and the train since the round
+        // started has lasted longer than the minimum RTT.
+        if let (Some(la), Some(rs)) = (self.hs.last_ack, self.hs.round_start) {
+            if now - la <= self.hs_cfg.ack_delta_ps {
+                self.hs.last_ack = Some(now);
+                if now - rs > dmin {
+                    self.hs.found = true;
+                }
+            }
+        }
+        // Delay increase: the minimum of the round's first samples exceeds minRTT by
+        // minRTT clamped to [delay_min, delay_max].
+        if self.hs.sample_cnt < self.hs_cfg.min_samples {
+            self.hs.curr_rtt = Some(self.hs.curr_rtt.map_or(delay, |c| c.min(delay)));
+            self.hs.sample_cnt += 1;
+        } else if self.hs.curr_rtt.is_some_and(|c| c > dmin + dmin.clamp(self.hs_cfg.delay_min_ps, self.hs_cfg.delay_max_ps)) {
+            self.hs.found = true;
+        }
+        if self.hs.found {
+            w.ssthresh_bytes = w.cwnd_bytes;
+        }
+    }
+
+    fn classic_round_reset(&mut self, now: Time, snd_max: u64) {
+        self.hs.round_start = Some(now);
+        self.hs.last_ack = Some(now);
+        self.hs.end_seq = snd_max;
+        self.hs.curr_rtt = None;
+        self.hs.sample_cnt = 0;
     }
 
     fn hystart_check(&mut self, w: &mut Window, a: &AckInfo) {
@@ -90,20 +233,27 @@ impl CongestionControl for Cubic {
         "cubic"
     }
     fn clone_box(&self) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::new(self.c, self.beta, self.fast_convergence, self.hystart))
+        Box::new(Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg))
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if let Some(r) = a.rtt_ps {
             self.last_rtt_ps = r;
+        }
+        if self.hystart == HyStart::Classic {
+            if let Some(srtt) = a.srtt_ps {
+                self.classic_pkts_acked(w, a.now, srtt);
+            }
         }
         if a.in_recovery || a.acked_bytes == 0 {
             return;
         }
         let mss = w.mss_bytes as f64;
         if w.cwnd_bytes < w.ssthresh_bytes {
+            if self.hystart == HyStart::Classic && a.snd_una > self.hs.end_seq {
+                self.classic_round_reset(a.now, a.snd_nxt);
+            }
             w.cwnd_bytes += a.acked_bytes.min(w.ssthresh_bytes - w.cwnd_bytes);
-            self.last_cwnd = w.cwnd_bytes;
-            if self.hystart {
+            if self.hystart == HyStart::Rfc9406 {
                 self.hystart_check(w, a);
             }
             return;
@@ -116,6 +266,8 @@ impl CongestionControl for Cubic {
                 if cwnd < self.w_max {
                     self.k_s = ((self.w_max - cwnd) / (self.c * mss)).cbrt();
                 } else {
+                    // No previous maximum above the window (also the first stage after a
+                    // timeout, RFC 9438 §4.8): K = 0, W_max = cwnd.
                     self.k_s = 0.0;
                     self.w_max = cwnd;
                 }
@@ -136,18 +288,28 @@ impl CongestionControl for Cubic {
             self.cwnd_f = cwnd + (target - cwnd) * a.acked_bytes as f64 / cwnd;
         }
         w.cwnd_bytes = (self.cwnd_f as u64).max(w.mss_bytes);
-        self.last_cwnd = w.cwnd_bytes;
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
-        let cwnd = w.cwnd_bytes as f64;
-        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
-        self.epoch_start = None;
-        ((cwnd * self.beta) as u64).max(2 * w.mss_bytes)
+        self.reduce(w)
     }
-    fn on_timeout(&mut self, w: &mut Window, _now: Time) {
-        let cwnd = self.last_cwnd.max(w.mss_bytes) as f64;
-        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+    /// RFC 9438 §4.8: ssthresh = β·cwnd (cwnd when the timer fired, as Linux and ns-3).
+    fn ssthresh_after_timeout(&mut self, w: &Window, _in_flight: u64) -> u64 {
+        self.reduce(w)
+    }
+    /// RFC 9438 §4.8, Linux bictcp_state(TCP_CA_Loss), ns-3 CubicReset + HystartReset: forget
+    /// W_max so the next congestion-avoidance stage starts with K = 0 and W_max = W_est = cwnd;
+    /// HyStart starts over (new minimum RTT, detectors re-armed, round ending at snd_max).
+    fn on_timeout(&mut self, _w: &mut Window, now: Time, snd_max: u64) {
+        self.w_max = 0.0;
+        self.k_s = 0.0;
         self.epoch_start = None;
+        self.hs.delay_min = None;
+        self.hs.found = false;
+        self.classic_round_reset(now, snd_max);
+        self.round_end = snd_max;
+        self.round_min_rtt = Time::MAX;
+        self.last_round_min_rtt = Time::MAX;
+        self.round_samples = 0;
     }
 }
 
@@ -175,7 +337,7 @@ mod tests {
             for i in 0..n {
                 let t = now + rtt * i / n;
                 una += mss;
-                let a = AckInfo { now: t, acked_bytes: mss, ece: false, rtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w.cwnd_bytes, path: crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
+                let a = AckInfo { now: t, acked_bytes: mss, ece: false, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w.cwnd_bytes, path: crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
                 cc.on_ack(&mut w, &a);
             }
             now += rtt;

@@ -4,6 +4,8 @@
 //!   W = W_c/(U/η) + W_AI   if U ≥ η or the additive-increase stage reached max_stage,
 //!   W = W_c + W_AI         otherwise,
 //! with the reference W_c (and the stage) updated once per RTT; the rate is W/τ, paced.
+//! U starts at 1, as in the reference code (`hp.u = 1`, rdma-queue-pair.cc of HPCC and of the
+//! ABM authors' ns-3), not 0: a new flow does not ignore congestion for a τ.
 
 use super::rate::{max_over_hops, mbps, RateCtl};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
@@ -30,7 +32,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         return Err(format!("transport.cc_params.eta = {eta}: must lie in (0, 1]"));
     }
     let max_stage = p.f64_or("max_stage", 5.0)?.max(0.0) as u32;
-    Ok(Box::new(Hpcc { eta, max_stage, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev: None, u: 0.0, w_c: 0.0, inc_stage: 0 }))
+    Ok(Box::new(Hpcc { eta, max_stage, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev: None, u: 1.0, w_c: 0.0, inc_stage: 0 }))
 }
 
 /// Bottleneck utilization and its Δt (seconds) between two INT stacks.
@@ -89,7 +91,39 @@ impl CongestionControl for Hpcc {
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
         w.cwnd_bytes
     }
-    fn on_timeout(&mut self, w: &mut Window, _now: Time) {
+    fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         w.pacing_rate_bps = self.ctl.rate_bps as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::IntHop;
+
+    fn stack(ts_ps: Time, tx_bytes: u64, qlen_bytes: u32) -> IntStack {
+        let mut s = IntStack::default();
+        s.n = 1;
+        s.hops[0] = IntHop { qlen_bytes, ts_ps, tx_bytes, rate_bps: 10_000_000_000 };
+        s
+    }
+
+    /// A new flow meets a one-BDP queue (12.5 KB at 10 Gbps, τ = 10 µs) on a port sending at
+    /// line rate: U_new = q·8/(Bτ) + tx/B = 2. From U = 1, one ACK 1 µs later gives U = 0.9 + 0.2
+    /// = 1.1 ≥ η and W = 12500/(1.1/0.95) + 125 = 10920 B. (From U = 0, U = 0.2 < η: additive
+    /// increase, the window stays at line rate.)
+    #[test]
+    fn utilization_starts_at_one() {
+        let p = serde_json::Map::new();
+        let mut cc = build(&Params::new("t", &p)).unwrap();
+        let path = PathInfo { base_rtt_ps: 10_000_000, tau_ps: 10_000_000, line_rate_bps: 10_000_000_000 };
+        let mut w = Window { cwnd_bytes: 0, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 };
+        cc.on_start(&mut w, 0, &path);
+        let (s1, s2) = (stack(1_000_000, 0, 12_500), stack(2_000_000, 1_250, 12_500));
+        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path };
+        cc.on_ack(&mut w, &ack(20_000_000, &s1));
+        cc.on_ack(&mut w, &ack(21_000_000, &s2));
+        let expect = 12_500.0 / (1.1 / 0.95) + 125.0;
+        assert!((w.cwnd_bytes as f64 - expect).abs() <= 1.0, "{} vs {expect}", w.cwnd_bytes);
     }
 }

@@ -51,6 +51,9 @@ pub struct AckInfo<'a> {
     pub ece: bool,
     /// RTT sample from the echoed send timestamp.
     pub rtt_ps: Option<Time>,
+    /// The transport's smoothed RTT (RFC 6298 SRTT) after this ACK's sample; None before
+    /// the first sample.
+    pub srtt_ps: Option<Time>,
     /// Send time of the packet this ACK acknowledges.
     pub echo_ts_ps: Time,
     /// INT records the receiver echoed (only when the algorithm wants INT).
@@ -90,8 +93,14 @@ pub trait CongestionControl: Send {
     fn ssthresh_after_loss(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
         (in_flight_bytes / 2).max(2 * w.mss_bytes).max(w.cwnd_bytes.min(in_flight_bytes) / 2)
     }
-    /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS).
-    fn on_timeout(&mut self, _w: &mut Window, _now: Time) {}
+    /// Retransmission timeout: return the new ssthresh, from the window as it was when the
+    /// timer fired. Default RFC 5681 eq. (4): max(FlightSize / 2, 2·SMSS).
+    fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        (in_flight_bytes / 2).max(2 * w.mss_bytes)
+    }
+    /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS);
+    /// `snd_max` is the highest sequence sent.
+    fn on_timeout(&mut self, _w: &mut Window, _now: Time, _snd_max: u64) {}
 }
 
 type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
@@ -100,7 +109,7 @@ type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
 pub const ALGORITHMS: &[(&str, &str, Builder)] = &[
     ("newreno", "TCP NewReno (RFC 5681/6582): slow start, AIMD, fast recovery", newreno::build),
     ("dctcp", "DCTCP (Alizadeh et al. 2010): alpha EWMA g=1/16, cut by alpha/2 once per window", dctcp::build),
-    ("cubic", "CUBIC (RFC 9438): C=0.4, beta=0.7, fast convergence, Reno-friendly region, optional HyStart++", cubic::build),
+    ("cubic", "CUBIC (RFC 9438): C=0.4, beta=0.7, fast convergence, Reno-friendly region, HyStart (classic as ns-3/Linux, or RFC 9406)", cubic::build),
     ("timely", "TIMELY (SIGCOMM 2015): RTT-gradient rate control with pacing", timely::build),
     ("powertcp", "PowerTCP (NSDI 2022): INT-based power control, per-ACK reaction", powertcp::build),
     ("theta_powertcp", "theta-PowerTCP (NSDI 2022): RTT-gradient power control, no INT", theta_powertcp::build),

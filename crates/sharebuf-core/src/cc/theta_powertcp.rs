@@ -22,6 +22,7 @@ pub struct ThetaPowerTcp {
     prev_rtt_s: Option<f64>,
     last_update: Time,
     power: f64,
+    seeded: bool,
     w: f64,
 }
 
@@ -31,7 +32,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     if !(0.0 < gamma && gamma <= 1.0) {
         return Err(format!("transport.cc_params.gamma = {gamma}: must lie in (0, 1]"));
     }
-    Ok(Box::new(ThetaPowerTcp { gamma, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev_rtt_s: None, last_update: 0, power: 0.0, w: 0.0 }))
+    Ok(Box::new(ThetaPowerTcp { gamma, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev_rtt_s: None, last_update: 0, power: 0.0, seeded: false, w: 0.0 }))
 }
 
 impl CongestionControl for ThetaPowerTcp {
@@ -68,7 +69,9 @@ impl CongestionControl for ThetaPowerTcp {
         }
         let grad = ((rtt - prev) / interval + 1.0).max(0.5);
         let g = grad * rtt / tau;
-        self.power = (self.power * (tau - dt) + g * dt) / tau;
+        // The first measurement seeds Γ̄ (reference code: its first update has Δt clamped to τ).
+        self.power = if self.seeded { (self.power * (tau - dt) + g * dt) / tau } else { g };
+        self.seeded = true;
         if self.power > 0.0 {
             let target = self.w / self.power + self.ai_bps * tau / 8.0;
             self.w = self.gamma * target + (1.0 - self.gamma) * self.w;
@@ -79,7 +82,7 @@ impl CongestionControl for ThetaPowerTcp {
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
         w.cwnd_bytes
     }
-    fn on_timeout(&mut self, w: &mut Window, _now: Time) {
+    fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         w.pacing_rate_bps = self.ctl.rate_bps as u64;
     }
 }

@@ -31,6 +31,12 @@ pub struct TransportCfg {
     pub sack: bool,
     /// Clock granularity G of RFC 6298 (ns-3: 10 ns).
     pub clock_granularity_ps: Time,
+    /// RTT measured with RFC 7323 timestamps on a clock of this tick (0: exact send times;
+    /// ns-3 with timestamps on: 1 ms, a zero difference counting as 1 µs).
+    pub timestamp_tick_ps: Time,
+    /// Proportional Rate Reduction (RFC 6937, slow-start reduction bound) sets the window
+    /// during SACK recovery instead of RFC 6675's cwnd = ssthresh.
+    pub prr: bool,
 }
 
 impl TransportCfg {
@@ -47,6 +53,14 @@ impl TransportCfg {
         if t.min_rto_ps == 0 {
             return Err("transport.min_rto_us = 0: must be > 0".into());
         }
+        let prr = match t.recovery.as_str() {
+            "rfc6675" => false,
+            "prr" => true,
+            other => return Err(format!("transport.recovery = '{other}': not allowed; allowed: rfc6675, prr")),
+        };
+        if prr && !t.sack {
+            return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
+        }
         Ok(TransportCfg {
             mss_bytes: t.mss_bytes as u64,
             header_bytes: t.header_bytes as u64,
@@ -62,6 +76,8 @@ impl TransportCfg {
             unscheduled_acks: t.unscheduled_acks,
             sack: t.sack,
             clock_granularity_ps: 10_000,
+            timestamp_tick_ps: t.timestamp_tick_ps,
+            prr,
         })
     }
 }

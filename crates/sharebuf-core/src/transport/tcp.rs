@@ -64,6 +64,12 @@ pub struct TcpFlow {
     rtx_marks: Vec<(u64, u64)>,
     /// Time of the last window cut for a lost retransmission.
     last_cut_ps: Time,
+    /// The retransmission timer fired and no ACK has advanced snd_una since.
+    rto_backed_off: bool,
+    /// PRR (RFC 6937): bytes delivered and sent since recovery began, and the flight then.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
 
     // --- receiver ---
     pub rcv_nxt: u64,
@@ -116,6 +122,10 @@ impl TcpFlow {
             rexmit_next: 0,
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
+            rto_backed_off: false,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_open: !handshake,
@@ -175,6 +185,9 @@ impl TcpFlow {
             f |= flags::UNSCHED;
         }
         self.bytes_sent += len;
+        if self.in_recovery {
+            self.prr_out += len;
+        }
         Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
@@ -241,8 +254,7 @@ impl TcpFlow {
     fn sack_recovery_send(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         loop {
             let frontier = self.rexmit_next.max(self.snd_una);
-            let outstanding = self.snd_max - self.snd_una;
-            let pipe = outstanding.saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier));
+            let pipe = self.pipe();
             let (seq, len, rtx) = match self.sb.next_hole(frontier) {
                 Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
@@ -268,6 +280,33 @@ impl TcpFlow {
                 self.rto.arm(now + self.rto_ps);
             }
         }
+    }
+
+    /// RFC 6675 pipe: bytes outstanding, less those SACKed and the holes below the highest
+    /// SACKed byte not yet retransmitted (presumed lost).
+    fn pipe(&self) -> u64 {
+        let frontier = self.rexmit_next.max(self.snd_una);
+        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier))
+    }
+
+    /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
+    /// `delivered` bytes: cwnd = pipe + sndcnt. As Linux and ns-3, the first ACK of the
+    /// recovery may always send one segment (the fast retransmit).
+    fn prr_update(&mut self, delivered: u64, cfg: &TransportCfg) {
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.win.ssthresh_bytes;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional rate reduction: ceil(prr_delivered·ssthresh / RecoverFS) − prr_out.
+            let target = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs.max(1) as u128) as u64;
+            target.saturating_sub(self.prr_out)
+        } else {
+            // Slow-start reduction bound.
+            let limit = (self.prr_delivered.saturating_sub(self.prr_out)).max(delivered) + cfg.mss_bytes;
+            (ssthresh - pipe).min(limit)
+        };
+        let sndcnt = if self.prr_out == 0 { sndcnt.max(cfg.mss_bytes) } else { sndcnt };
+        self.win.cwnd_bytes = pipe + sndcnt;
     }
 
     fn retransmit_head(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
@@ -296,8 +335,8 @@ impl TcpFlow {
         match self.state {
             SendState::SynSent => {
                 if pkt.has(flags::SYN) {
-                    if pkt.ts_ps > 0 && now >= pkt.ts_ps {
-                        self.rtt_sample(now - pkt.ts_ps, cfg);
+                    if let Some(r) = measured_rtt(pkt.ts_ps, now, cfg) {
+                        self.rtt_sample(r, cfg);
                     }
                     // The handshake's final ACK, then data (as ns-3's TcpSocketBase does).
                     out.push(self.control(cfg, flags::ACK, 0, self.dst, now));
@@ -312,11 +351,14 @@ impl TcpFlow {
             return; // duplicate SYN-ACK
         }
         let ack = pkt.seq;
-        let rtt = if pkt.ts_ps > 0 && now >= pkt.ts_ps { Some(now - pkt.ts_ps) } else { None };
+        // Every ACK echoes the send time of the segment it answers (a time of 0 included).
+        let rtt = measured_rtt(pkt.ts_ps, now, cfg);
         if let Some(r) = rtt {
             self.rtt_sample(r, cfg);
         }
+        let srtt = if self.has_rtt { Some(self.srtt_ps as Time) } else { None };
         let ece = pkt.has(flags::ECE);
+        let (una_before, sacked_before) = (self.snd_una, self.sb.sacked_bytes());
         if cfg.sack && pkt.sack_hi > pkt.sack_lo {
             self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
         }
@@ -324,17 +366,19 @@ impl TcpFlow {
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
+            self.rto_backed_off = false;
             self.sb.trim_below(ack);
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             if self.in_recovery {
                 if ack >= self.recover {
-                    // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1).
+                    // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
+                    // PRR: cwnd = ssthresh, RFC 6937 §3).
                     self.in_recovery = false;
                     let flight = self.snd_nxt - self.snd_una;
-                    self.win.cwnd_bytes = self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes);
+                    self.win.cwnd_bytes = if cfg.prr { self.win.ssthresh_bytes } else { self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes) };
                     self.dupacks = 0;
                     info.in_recovery = true;
                     cc.on_ack(&mut self.win, &info);
@@ -364,7 +408,7 @@ impl TcpFlow {
             self.rto.arm(now + self.rto_ps);
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
             // A new recovery only for losses of data sent after the previous one began
@@ -382,6 +426,19 @@ impl TcpFlow {
                     self.win.cwnd_bytes = self.win.ssthresh_bytes;
                     self.rexmit_next = self.snd_una;
                     self.rtx_marks.clear();
+                    // PRR: RecoverFS = snd.nxt − snd.una at the start of recovery.
+                    self.prr_delivered = 0;
+                    self.prr_out = 0;
+                    self.recover_fs = self.snd_max - self.snd_una;
+                    // RFC 6675 §5 step (4.3): retransmit the first segment presumed lost at
+                    // once, whatever cwnd and pipe (the fast retransmit).
+                    let una = self.snd_una;
+                    let len = cfg.mss_bytes.min(self.size_bytes - una);
+                    let p = self.data(una, len, now, cfg);
+                    out.push(p);
+                    self.retransmits += 1;
+                    self.rexmit_next = una + len;
+                    self.rtx_marks.push((una, self.snd_max));
                 } else {
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
@@ -416,6 +473,11 @@ impl TcpFlow {
             }
         }
         self.cc = Some(cc);
+        if cfg.prr && self.in_recovery {
+            // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3).
+            let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+            self.prr_update(delivered, cfg);
+        }
         self.try_send(now, cfg, out);
     }
 
@@ -432,7 +494,15 @@ impl TcpFlow {
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
                 let flight = self.snd_max - self.snd_una;
-                self.win.ssthresh_bytes = (flight / 2).max(2 * cfg.mss_bytes);
+                // ssthresh from the window as the timer fired (RFC 5681 eq. 4, or the
+                // algorithm's rule, e.g. RFC 9438 §4.8), only for a segment not yet resent by
+                // the timer: repeated timeouts of the same segment keep it (RFC 5681 §3.1, Linux).
+                if !self.rto_backed_off {
+                    if let Some(cc) = self.cc.as_mut() {
+                        self.win.ssthresh_bytes = cc.ssthresh_after_timeout(&self.win, flight);
+                    }
+                }
+                self.rto_backed_off = true;
                 self.win.cwnd_bytes = cfg.mss_bytes;
                 self.snd_nxt = self.snd_una;
                 self.recover = self.snd_max;
@@ -443,7 +513,7 @@ impl TcpFlow {
                 self.next_send_ps = now;
                 self.rto_ps = (self.rto_ps * 2).min(cfg.max_rto_ps);
                 if let Some(cc) = self.cc.as_mut() {
-                    cc.on_timeout(&mut self.win, now);
+                    cc.on_timeout(&mut self.win, now, self.snd_max);
                 }
                 self.retransmits += 1;
                 self.try_send(now, cfg, out);
@@ -475,6 +545,7 @@ impl TcpFlow {
             return false; // handshake ACK
         }
         self.rcv_open = true;
+        let (prior_rcv_nxt, prior_echo) = (self.rcv_nxt, self.last_echo_ts);
         let (s, e) = (pkt.seq, pkt.seq + pkt.payload_bytes as u64);
         let in_order = s == self.rcv_nxt;
         let mut filled_hole = false;
@@ -496,6 +567,13 @@ impl TcpFlow {
         // SACK block: the out-of-order range holding this segment, else the lowest one.
         self.sack_block = self.ooo.iter().find(|&&(a, b)| a <= s && s < b).or(self.ooo.first()).copied();
         let immediate = cfg.delayed_ack_packets <= 1 || !in_order || filled_hole || ce != self.last_ce || !self.ooo.is_empty() || self.rcv_nxt >= self.size_bytes;
+        if ce != self.last_ce && self.delack_count > 0 {
+            // RFC 8257 §3.2 (Linux dctcp_ece_ack_update): the CE state changed with an ACK
+            // pending; ACK the segments received before this one with the old ECE first.
+            let mut a = self.control(cfg, flags::ACK | if self.last_ce { flags::ECE } else { 0 }, prior_rcv_nxt, self.src, now);
+            a.ts_ps = prior_echo;
+            out.push(a);
+        }
         self.last_ce = ce;
         if immediate {
             self.delack_count = 0;
@@ -541,6 +619,22 @@ impl TcpFlow {
     }
 }
 
+/// RTT measured from an echoed send time: exact, or (with `timestamp_tick_ps`, RFC 7323
+/// timestamps on a clock of that tick, ns-3: 1 ms) the difference of the tick counts, a
+/// difference of zero taken as 1 µs as ns-3's TcpSocketBase::EstimateRtt does.
+#[inline]
+pub fn measured_rtt(echo_ps: Time, now: Time, cfg: &TransportCfg) -> Option<Time> {
+    if now < echo_ps {
+        return None;
+    }
+    let tick = cfg.timestamp_tick_ps;
+    if tick == 0 {
+        return Some(now - echo_ps);
+    }
+    let d = (now / tick - echo_ps / tick) * tick;
+    Some(if d == 0 { crate::engine::PS_PER_US } else { d })
+}
+
 /// Insert [s, e) into a sorted list of disjoint intervals, merging overlaps.
 fn insert_interval(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
     let i = v.partition_point(|&(a, _)| a < s);
@@ -560,8 +654,279 @@ fn insert_interval(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::cc::cubic::{Cubic, HyStart, HyStartCfg};
+    use crate::engine::PS_PER_MS;
+
+    pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false }
+    }
+
+    /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
+    /// `one_way_ps` each way, ACKs not serialized; `drop(packet, now)` discards a data packet.
+    pub struct Harness<'d> {
+        pub f: TcpFlow,
+        pub cfg: TransportCfg,
+        pub now: Time,
+        one_way_ps: Time,
+        tx_ps: Time,
+        data_free: Time,
+        ev: Vec<(Time, u64, Packet)>,
+        n: u64,
+        out: Vec<Packet>,
+        drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>,
+        /// (time, cwnd, ssthresh) after every event.
+        pub trace: Vec<(Time, u64, u64)>,
+        /// Data packets sent: (time, seq, retransmission).
+        pub sent: Vec<(Time, u64, bool)>,
+        pub acks: Vec<Packet>,
+        max_seq_sent: u64,
+        /// Per ACK the sender processed: (time, data packets sent so far, in recovery after it).
+        pub ack_log: Vec<(Time, usize, bool)>,
+    }
+
+    impl<'d> Harness<'d> {
+        pub fn new(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>) -> Self {
+            let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
+            let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
+            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new() };
+            let mut out = std::mem::take(&mut h.out);
+            h.f.start(start_ps, cc, &h.cfg, &mut out);
+            h.route(out);
+            h
+        }
+
+        fn route(&mut self, mut out: Vec<Packet>) {
+            for p in out.drain(..) {
+                self.n += 1;
+                if p.dst == self.f.dst {
+                    if p.has(flags::DATA) {
+                        let rtx = p.seq < self.max_seq_sent;
+                        self.max_seq_sent = self.max_seq_sent.max(p.seq + p.payload_bytes as u64);
+                        self.sent.push((self.now, p.seq, rtx));
+                        if (self.drop)(&p, self.now) {
+                            continue;
+                        }
+                    }
+                    let start = self.now.max(self.data_free);
+                    self.data_free = start + self.tx_ps;
+                    self.ev.push((start + self.tx_ps + self.one_way_ps, self.n, p));
+                } else {
+                    self.acks.push(p);
+                    self.ev.push((self.now + self.one_way_ps, self.n, p));
+                }
+            }
+            self.out = out;
+        }
+
+        /// Process events until `until` or until the flow is done.
+        pub fn run_until(&mut self, until: Time) {
+            loop {
+                let i = self.ev.iter().enumerate().min_by_key(|(_, e)| (e.0, e.1)).map(|(i, e)| (i, e.0));
+                let mut t = i.map_or(Time::MAX, |x| x.1);
+                for tm in [self.f.rto, self.f.delack, self.f.pace] {
+                    if tm.armed() {
+                        t = t.min(tm.deadline);
+                    }
+                }
+                if t == Time::MAX || t > until || self.f.state == SendState::Done && self.ev.is_empty() {
+                    break;
+                }
+                self.now = t;
+                let mut out = std::mem::take(&mut self.out);
+                let mut was_ack = false;
+                if let Some((k, et)) = i.filter(|x| x.1 == t) {
+                    let (_, _, p) = self.ev.swap_remove(k);
+                    let _ = et;
+                    if p.dst == self.f.dst {
+                        self.f.on_receive(&p, t, &self.cfg, &mut out);
+                    } else {
+                        self.f.on_ack(&p, None, t, &self.cfg, &mut out);
+                        was_ack = true;
+                    }
+                } else if self.f.rto.armed() && self.f.rto.deadline == t {
+                    self.f.on_rto(t, &self.cfg, &mut out);
+                } else if self.f.delack.armed() && self.f.delack.deadline == t {
+                    self.f.on_delack(t, &self.cfg, &mut out);
+                } else {
+                    self.f.on_pace(t, &self.cfg, &mut out);
+                }
+                self.route(out);
+                self.trace.push((t, self.f.win.cwnd_bytes, self.f.win.ssthresh_bytes));
+                if was_ack {
+                    self.ack_log.push((t, self.sent.len(), self.f.in_recovery));
+                }
+            }
+        }
+    }
+
+    /// RFC 9438 §4.8 on a hand-made loss. Slow start (HyStart off) from 10 segments at a
+    /// 100 ms RTT reaches 160 segments after four rounds; every packet sent from then until
+    /// the timer fires is lost. At the timeout ssthresh = β·cwnd = 0.7·160 = 112 segments
+    /// (RFC 5681's FlightSize/2 would give 80); slow start regrows to exactly 112; then the
+    /// first congestion-avoidance stage runs on a curve with K = 0 and W_max = W_est = 112:
+    /// cwnd(t) = max(W_cubic(t), W_est(t)), W_cubic(t) = 112 + 0.4·t³ and W_est(t) = 112 +
+    /// α·t/RTT, α = 3(1 − β)/(1 + β) = 0.529 (segments, t in s since the stage began).
+    #[test]
+    fn cubic_after_a_timeout_follows_rfc9438_4_8() {
+        let mss = 1000u64;
+        let rtt = 100 * PS_PER_MS;
+        let tx = PS_PER_MS / 10; // 0.1 ms per packet: 1000 packets per RTT, no queueing below that
+        let cc = Box::new(Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()));
+        // Rounds start at 0, 100.x, 200.x, 300.x ms; the fifth flight (160 packets) leaves from ~400 ms.
+        // The timer (min RTO 200 ms) fires after the last ACK at ~408 ms, after the blackout.
+        let blackout = (390 * PS_PER_MS, 600 * PS_PER_MS);
+        let mut h = Harness::new(100_000_000, cfg(mss, true), cc, rtt / 2, tx, 0, Box::new(move |_p, t| t >= blackout.0 && t < blackout.1));
+        h.run_until(1000 * PS_PER_MS);
+        assert_eq!(h.f.timeouts, 1, "one timeout");
+        let i_rto = h.trace.iter().position(|&(_, c, _)| c == mss).expect("cwnd = 1 MSS after the timeout");
+        let cwnd_at_rto = h.trace[i_rto - 1].1;
+        assert_eq!(cwnd_at_rto, 160 * mss, "four rounds of slow start from 10 segments");
+        assert_eq!(h.trace[i_rto].2, 112 * mss, "ssthresh = beta * cwnd at the timeout");
+        h.run_until(1000 * PS_PER_MS + 80 * rtt);
+        // Slow start after the timeout ends at exactly ssthresh.
+        let tr = &h.trace[i_rto..];
+        let j = tr.iter().position(|&(_, c, s)| c >= s).unwrap();
+        assert_eq!(tr[j].1, 112 * mss);
+        let t0 = tr[j].0;
+        let alpha = 3.0 * 0.3 / 1.7;
+        let mut worst = 0.0f64;
+        let mut checked = 0;
+        for &(t, c, _) in &tr[j..] {
+            let ts = (t - t0) as f64 / 1e12;
+            if ts > 7.0 {
+                break;
+            }
+            let w_cubic = 112.0 + 0.4 * ts.powi(3);
+            let w_est = 112.0 + alpha * ts / 0.1;
+            let expect = w_cubic.max(w_est) * mss as f64;
+            worst = worst.max((c as f64 - expect).abs() / expect);
+            checked += 1;
+        }
+        assert!(checked > 1000);
+        // Hand values: t = 2 s: W_est = 122.6 > W_cubic = 115.2; t = 6 s: W_cubic = 198.4.
+        assert!(worst < 0.03, "worst relative error {worst}");
+    }
+
+    /// A segment sent at t = 0 gives an RTT sample (its echoed send time 0 is a time, not
+    /// "absent"): after the first ACK, r = 2·50 ms + 0.1 ms serialization and RFC 6298 gives
+    /// RTO = r + 4·r/2 = 3r; with a handshake from t = 0 the SYN-ACK gives the same sample.
+    #[test]
+    fn segment_sent_at_time_zero_gives_an_rtt_sample() {
+        let r = 100 * PS_PER_MS + PS_PER_MS / 10;
+        for handshake in [false, true] {
+            let mut c = cfg(1000, true);
+            c.handshake = handshake;
+            let cc = Box::new(Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()));
+            let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(|_, _| false));
+            h.run_until(r);
+            assert_eq!(h.f.rto_ps, 3 * r, "handshake = {handshake}");
+        }
+    }
+
+    /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
+    /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
+    /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
+    /// (j = 1..17), DeliveredData = 1000, prr_delivered = 1000·j, SACKed = j + 2 segments and
+    /// pipe = 20 + (new segments sent) − (j + 2) − (1 while segment 1 is not yet resent).
+    ///   pipe > ssthresh: sndcnt = ceil(prr_delivered·10 000/20 000) − prr_out, the first ACK
+    ///     sending at least one segment (the fast retransmit);
+    ///   else: sndcnt = min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + MSS).
+    /// By hand: j = 1: pipe 16, sndcnt 500 → 1 segment (retransmission of 1), prr_out 1000;
+    /// j = 2, 3: 0; j = 4: 2000 − 1000 → one new segment; then one every second ACK (j = 6, 8,
+    /// 10, pipe 13, 12, 11); j = 11: 0; j = 12: pipe = 10 = ssthresh, SSRB, ssthresh − pipe = 0;
+    /// j = 13..17: pipe 9, one segment each. When segment 1's retransmission is acknowledged,
+    /// recovery ends with cwnd = ssthresh = 10 000.
+    #[test]
+    fn prr_sends_as_rfc6937_on_a_hand_made_loss() {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        c.prr = true;
+        let mut dropped = false;
+        let drop = move |p: &Packet, _t: Time| {
+            if p.seq == 0 && !dropped {
+                dropped = true;
+                return true;
+            }
+            false
+        };
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        h.run_until(150 * PS_PER_MS);
+        let log = &h.ack_log;
+        let first = log.iter().position(|a| a.2).expect("recovery");
+        assert_eq!(first, 2, "the third duplicate ACK starts recovery");
+        let sent_per_ack: Vec<usize> = (first..first + 17).map(|k| log[k].1 - log[k - 1].1).collect();
+        assert_eq!(sent_per_ack, vec![1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1]);
+        assert_eq!(h.f.win.ssthresh_bytes, 10_000);
+        // The segment sent on the first recovery ACK is the retransmission of segment 1.
+        let rtx: Vec<_> = h.sent.iter().filter(|s| s.2).collect();
+        assert_eq!(rtx.len(), 1);
+        assert_eq!(rtx[0].1, 0);
+        let t_first = log[first].0;
+        assert_eq!(rtx[0].0, t_first);
+        h.run_until(260 * PS_PER_MS);
+        let exit = h.ack_log.iter().position(|a| !a.2 && a.0 > t_first).expect("recovery ends");
+        let t_exit = h.ack_log[exit].0;
+        let cw = h.trace.iter().find(|x| x.0 == t_exit).unwrap().1;
+        assert_eq!(cw, 10_000, "cwnd = ssthresh at the end of recovery");
+    }
+
+    /// RFC 6675 recovery on the same loss as the PRR test: the fast retransmit of segment 1
+    /// goes on the first recovery ACK (§5 step 4.3) although pipe (16) exceeds cwnd = ssthresh
+    /// = 10 segments; afterwards a segment goes whenever cwnd − pipe ≥ 1 SMSS, pipe = 20 +
+    /// (new segments) − (j + 2): from j = 9 on, one per ACK.
+    #[test]
+    fn rfc6675_fast_retransmit_goes_at_once() {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        let mut dropped = false;
+        let drop = move |p: &Packet, _t: Time| {
+            if p.seq == 0 && !dropped {
+                dropped = true;
+                return true;
+            }
+            false
+        };
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        h.run_until(150 * PS_PER_MS);
+        let log = &h.ack_log;
+        let first = log.iter().position(|a| a.2).expect("recovery");
+        let sent_per_ack: Vec<usize> = (first..first + 17).map(|k| log[k].1 - log[k - 1].1).collect();
+        assert_eq!(sent_per_ack, vec![1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+        let rtx: Vec<_> = h.sent.iter().filter(|s| s.2).collect();
+        assert_eq!((rtx.len(), rtx[0].1, rtx[0].0), (1, 0, log[first].0));
+    }
+
+    fn data_pkt(seq: u64, len: u64, ce: bool, ts: Time) -> Packet {
+        Packet { seq, ts_ps: ts, flow: 0, size_bytes: len as u32, payload_bytes: len as u32, dst: 1, flags: flags::DATA | flags::ECT | if ce { flags::CE } else { 0 }, ..Default::default() }
+    }
+
+    /// RFC 8257 §3.2 with delayed ACKs (m = 2): segment 1 unmarked (ACK delayed), segment 2
+    /// CE-marked: the receiver first ACKs segment 1 (ack 1000) without ECE, echoing segment
+    /// 1's send time, then segment 2 (ack 2000) with ECE; segment 3 marked too and segment 4
+    /// unmarked: one ACK of 3 with ECE, then 4 without.
+    #[test]
+    fn ce_change_acks_earlier_segments_with_the_old_ece() {
+        let mut c = cfg(1000, true);
+        c.delayed_ack_packets = 2;
+        let path = PathInfo::default();
+        let mut f = TcpFlow::new(0, 0, 1, 10_000, 0, 0, false, path, &c);
+        let mut out = Vec::new();
+        assert!(!f.on_receive(&data_pkt(0, 1000, false, 11), 100, &c, &mut out));
+        assert!(out.is_empty() && f.delack.armed());
+        f.on_receive(&data_pkt(1000, 1000, true, 22), 200, &c, &mut out);
+        let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
+        assert_eq!(got, vec![(1000, false, 11), (2000, true, 22)]);
+        out.clear();
+        f.on_receive(&data_pkt(2000, 1000, true, 33), 300, &c, &mut out);
+        assert!(out.is_empty(), "same CE state: delayed");
+        f.on_receive(&data_pkt(3000, 1000, false, 44), 400, &c, &mut out);
+        let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
+        assert_eq!(got, vec![(3000, true, 33), (4000, false, 44)]);
+    }
 
     #[test]
     fn intervals_merge() {
