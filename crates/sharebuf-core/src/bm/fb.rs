@@ -81,16 +81,23 @@ pub struct FbCore {
 
 impl FbCore {
     /// Parse the parameters common to FB and FBA.
-    pub fn from_params(p: &Params, n_ports: usize, n_queues: usize, group: Vec<usize>) -> Result<FbCore, String> {
-        let congested = match p.str_or("congested", "nonempty", &["nonempty", "bytes", "soft"])?.as_str() {
+    ///
+    /// Default congested-queue definition: a queue holding at least one full data packet of the
+    /// scenario (`congested_bytes` = mss + header). FB §5.1 counts "queues above a threshold"
+    /// both for N_p and for the per-port count that gives γ; a queue with less than one full
+    /// packet (a few ACKs, a SYN) drains within one packet time and is not congested, so
+    /// control traffic does not shrink data thresholds.
+    pub fn from_params(p: &Params, ctx: &BmContext, group: Vec<usize>) -> Result<FbCore, String> {
+        let (n_ports, n_queues) = (ctx.port_rate_bps.len(), ctx.n_queues);
+        let congested = match p.str_or("congested", "bytes", &["nonempty", "bytes", "soft"])?.as_str() {
             "nonempty" => Congested::Bytes(1),
             "bytes" => {
-                let b = p.f64_or("congested_bytes", 1500.0)?;
+                let b = p.f64_or("congested_bytes", ctx.full_packet_bytes())?;
                 check_positive("congested_bytes", &[b])?;
                 Congested::Bytes(b.ceil() as u64)
             }
             _ => {
-                let s = p.f64_or("congested_sat_bytes", 28_000.0)?;
+                let s = p.f64_or("congested_sat_bytes", ctx.code_bytes(28_000.0))?;
                 check_positive("congested_sat_bytes", &[s])?;
                 Congested::Soft(s)
             }
@@ -197,16 +204,34 @@ impl FbCore {
         }
     }
 
+    /// Whether queue (port, c) is congested under the congested-queue definition (soft: saturated).
+    #[inline]
+    fn is_congested(&self, st: &BufferState, port: usize, c: usize) -> bool {
+        let len = st.queue_bytes[port * self.n_queues + c];
+        match self.congested {
+            Congested::Bytes(x) => len >= x,
+            Congested::Soft(sat) => len as f64 >= sat,
+        }
+    }
+
+    /// The scheduler share of `q` among the congested queues of its port (FB §5.1: the SYNC
+    /// packets count "the queues above a threshold" per port, "equivalent to the normalized
+    /// dequeue rate per queue given the scheduling algorithm").
+    #[inline]
+    fn sched_gamma(&self, st: &BufferState, q: QueueRef) -> f64 {
+        st.sched_share_among(q, |c| self.is_congested(st, q.port, c))
+    }
+
     /// γ of queue `q`.
     #[inline]
     pub fn gamma(&self, st: &BufferState, q: QueueRef) -> f64 {
         match self.gamma {
             Gamma::One => 1.0,
-            Gamma::Scheduler => st.sched_share(q),
+            Gamma::Scheduler => self.sched_gamma(st, q),
             Gamma::Measured => {
                 let m = self.meas[st.idx(q)];
                 if m.is_nan() {
-                    st.sched_share(q)
+                    self.sched_gamma(st, q)
                 } else {
                     m
                 }
@@ -334,7 +359,6 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, Stri
 impl Fb {
     pub fn new(p: &Params, ctx: &BmContext) -> Result<Fb, String> {
         let nq = ctx.n_queues;
-        let n_ports = ctx.port_rate_bps.len();
         let default_mode = if nq == 1 { "single" } else { "multi" };
         let mode = p.str_or("mode", default_mode, &["multi", "single"])?;
         let mut keys: Vec<&str> = COMMON_KEYS.to_vec();
@@ -356,14 +380,15 @@ impl Fb {
                 "flow_bytes" => ClassKind::FlowBytes,
                 _ => ClassKind::Unsched,
             };
-            let short = p.f64_or("short_flow_bytes", 21_000.0)?;
+            // The ABM code's FAB limit (15 × 1,400 B) as the same number of full packets (item 6).
+            let short = p.f64_or("short_flow_bytes", ctx.code_bytes(21_000.0))?;
             let idle_us = p.f64_or("flow_idle_us", 5_000.0)?;
             check_positive("short_flow_bytes", &[short])?;
             check_positive("flow_idle_us", &[idle_us])?;
             let c = Classifier { kind, short_bytes: short.ceil() as u64, idle_ps: (idle_us * PS_PER_US as f64) as Time, flows: HashMap::new(), last_purge: 0 };
             (vec![a_low; nq], vec![0; nq], Some(c))
         };
-        let core = FbCore::from_params(p, n_ports, nq, group)?;
+        let core = FbCore::from_params(p, ctx, group)?;
         let gi = p.f64_or("gamma_interval_us", if ctx.base_rtt_ps > 0 { ctx.base_rtt_ps as f64 / PS_PER_US as f64 } else { 10.0 })?;
         check_positive("gamma_interval_us", &[gi])?;
         let gi_ps = ((gi * PS_PER_US as f64) as Time).max(1);
@@ -455,16 +480,18 @@ mod tests {
 
     const B: u64 = 1_000_000;
 
+    /// The context uses the ABM code's own data packet (1,400 B payload + 32 B header), so the
+    /// code's byte constants (28,000 B, 21,000 B) keep their values (`BmContext::code_bytes`).
     fn mk(params: Value, nq: usize, ports: usize) -> Fb {
         let m = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
-        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0, mss_bytes: 1400, header_bytes: 32 };
         Fb::new(&Params::new("switch.bm", &m), &ctx).unwrap()
     }
 
     fn build_err(params: Value, nq: usize) -> String {
         let m = params.as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         build(&Params::new("switch.bm", &m), &ctx).err().unwrap()
     }
 
@@ -539,7 +566,8 @@ mod tests {
     fn paper_examples_fig5() {
         // FB §3 Fig. 5a: 60-packet buffer, a high queue (α 2) and three low queues (α 1), one
         // per port: steady state 30 high, 5 per low queue, 15 remaining (Eq. 14).
-        let mut fb = mk(json!({"alpha": [1.0, 2.0], "high": [0, 1]}), 2, 4);
+        // Lengths are in packets here, so a queue is congested when non-empty.
+        let mut fb = mk(json!({"alpha": [1.0, 2.0], "high": [0, 1], "congested": "nonempty"}), 2, 4);
         let mut st = state(60, 4, 2);
         enq(&mut fb, &mut st, qr(0, 1), 30);
         for p in 1..4 {
@@ -550,7 +578,7 @@ mod tests {
         // Fig. 5b: five low queues (α 1) on one port: 6 packets each with N counted per port
         // (np_count = "ports", γ = 1/5); per queue (Eq. 3 literally) it is 2.
         for (np, want) in [("ports", 6.0), ("queues", 2.0)] {
-            let mut fb = mk(json!({"alpha": 1.0, "np_count": np}), 5, 2);
+            let mut fb = mk(json!({"alpha": 1.0, "np_count": np, "congested": "nonempty"}), 5, 2);
             let mut st = state(60, 2, 5);
             for c in 0..5 {
                 enq(&mut fb, &mut st, qr(0, c), want as u32);
@@ -604,12 +632,25 @@ mod tests {
             let t = fb.threshold_bytes(&st, q, &p, 0).unwrap();
             let want = if i < 14 { 20.0 } else { 0.5 } / 3.0 * r;
             assert!((t - want).abs() < 1e-6, "packet {i}: {t} vs {want}");
-            assert_eq!(fb.admit(&st, q, &p, 0), Admission::Accept);
+            fb.admit(&st, q, &p, 0);
         }
         // Another flow in the same queue is still short.
         let mut p2 = p;
         p2.flow = 8;
         assert!((fb.threshold_bytes(&st, q, &p2, 0).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
+        // Admission follows the class: with 161,000 B queued (R = 819,000, N = 3) flow 7's next
+        // packet faces 0.5/3·R = 136,500 and is dropped; flow 8's faces 20/3·R and is admitted.
+        enq(&mut fb, &mut st, q, 161_000);
+        assert_eq!(fb.admit(&st, q, &p, 0), Admission::Drop);
+        assert_eq!(fb.admit(&st, q, &p2, 0), Admission::Accept);
+        // 161,000 B queued: 1,500 more fit under the long-flow threshold only below 136,500 — a
+        // queue of 135,000 admits flow 7 again (the threshold, not the classifier, decides).
+        deq(&mut fb, &mut st, q, 26_000);
+        let r2 = (B - 155_000) as f64;
+        assert!(135_000.0 + 1_500.0 <= 0.5 / 3.0 * r2);
+        assert_eq!(fb.admit(&st, q, &p, 0), Admission::Accept);
+        deq(&mut fb, &mut st, q, 135_000);
+        let r = (B - 20_000) as f64;
         // After 5 ms idle the flow counts as new again; the tick purges idle flows.
         let later = 6_000 * PS_PER_US;
         assert!((fb.threshold_bytes(&st, q, &p, later).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
@@ -617,11 +658,37 @@ mod tests {
         fb.on_tick(&st, later);
         assert!(fb.classifier.as_ref().unwrap().flows.is_empty());
         // UNSCHED-flag classifier.
-        let fb = mk(json!({"classifier": "unsched"}), 1, 3);
+        // UNSCHED-flag classifier (same buffer state, fed through this scheme's hooks: N = 3).
+        let mut fb = mk(json!({"classifier": "unsched"}), 1, 3);
+        let mut st = state(B, 3, 1);
+        enq(&mut fb, &mut st, qr(1, 0), 10_000);
+        enq(&mut fb, &mut st, qr(2, 0), 10_000);
         let mut u = pkt(1500, 0);
         u.flags = flags::UNSCHED;
-        assert!((fb.threshold_bytes(&st, q, &u, 0).unwrap() - 20.0 * r).abs() < 1e-6);
-        assert!((fb.threshold_bytes(&st, q, &pkt(1500, 0), 0).unwrap() - 0.5 * r).abs() < 1e-6);
+        assert!((fb.threshold_bytes(&st, q, &u, 0).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
+        assert!((fb.threshold_bytes(&st, q, &pkt(1500, 0), 0).unwrap() - 0.5 / 3.0 * r).abs() < 1e-6);
+    }
+
+    /// Issue #9 item 4: a queue holding ACKs (less than one full packet) is not congested: it
+    /// neither adds to N_low nor halves γ of the data queue on its port (FB §5.1 counts queues
+    /// above a threshold). Before the fix (congested = non-empty) T fell 4x: N 1 → 2, γ 1 → 1/2.
+    #[test]
+    fn ack_queue_does_not_shrink_data_thresholds() {
+        // Two low-priority queues per port (ACKs in queue 0, data in queue 1), round robin.
+        let mut fb = mk(json!({"alpha": 0.5}), 2, 2);
+        let mut st = state(B, 2, 2);
+        enq(&mut fb, &mut st, qr(0, 1), 100_000);
+        for _ in 0..5 {
+            enq(&mut fb, &mut st, qr(0, 0), 66); // five 66-B ACKs = 330 B < 1,432 B
+        }
+        let r = (B - 100_330) as f64;
+        assert!((thr(&fb, &st, qr(0, 1)) - 0.5 * r).abs() < 1e-6, "{}", thr(&fb, &st, qr(0, 1)));
+        assert_eq!(fb.core.n_p_scan(&st, qr(0, 1)), 1.0);
+        // A second data queue on the port above one full packet does share it (γ = 1/2, N = 2).
+        enq(&mut fb, &mut st, qr(0, 0), 1_432);
+        let r = (B - 101_762) as f64;
+        assert!((thr(&fb, &st, qr(0, 1)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
+        assert_eq!(fb.core.n_p(&st, qr(0, 1)), fb.core.n_p_scan(&st, qr(0, 1)));
     }
 
     #[test]
