@@ -38,6 +38,10 @@ pub enum Congested {
     Bytes(u64),
     /// ABM code's soft count: Σ min(1, q / sat), N_p = max(1, Σ).
     Soft(f64),
+    /// Queue holds at least this fraction of its own threshold T (FB App. A.3: the congested
+    /// queues are those "controlled by a threshold"; ABM's evaluation uses 0.9). Flags are
+    /// re-evaluated at the queue's own arrivals and departures (FB) or at each update (FBA).
+    Threshold(f64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,19 +81,33 @@ pub struct FbCore {
     cong_q: Vec<usize>,      // per group: congested queues
     port_cnt: Vec<u32>,      // per (port, group): congested queues
     cong_p: Vec<usize>,      // per group: ports with ≥ 1 congested queue
+    flag: Vec<bool>,         // per queue: congested (Threshold mode)
 }
 
 impl FbCore {
     /// Parse the parameters common to FB and FBA.
     ///
-    /// Default congested-queue definition: a queue holding at least one full data packet of the
-    /// scenario (`congested_bytes` = mss + header). FB §5.1 counts "queues above a threshold"
-    /// both for N_p and for the per-port count that gives γ; a queue with less than one full
-    /// packet (a few ACKs, a SYN) drains within one packet time and is not congested, so
-    /// control traffic does not shrink data thresholds.
+    /// Default congested-queue definition (`congested = "threshold"`): a queue holding at least
+    /// `congested_fraction` (0.9) of its own threshold. FB §5.1 counts "queues above a
+    /// threshold" both for N_p and for the per-port count that gives γ, and App. A.3's steady
+    /// state counts the queues "controlled by a threshold". A queue of ACKs or SYNs sits far
+    /// below its threshold, so control traffic does not shrink data thresholds (a per-packet
+    /// round robin does keep an ACK queue backlogged: ~11 KB in the Must-show B scenario, so a
+    /// byte floor such as one full packet would still count it).
     pub fn from_params(p: &Params, ctx: &BmContext, group: Vec<usize>) -> Result<FbCore, String> {
         let (n_ports, n_queues) = (ctx.port_rate_bps.len(), ctx.n_queues);
-        let congested = match p.str_or("congested", "bytes", &["nonempty", "bytes", "soft"])?.as_str() {
+        let kind = p.str_or("congested", "threshold", &["threshold", "nonempty", "bytes", "soft"])?;
+        if kind != "threshold" && p.f64_list("congested_fraction")?.is_some() {
+            return Err("switch.bm.congested_fraction: only used with congested = \"threshold\"".into());
+        }
+        let congested = match kind.as_str() {
+            "threshold" => {
+                let f = p.f64_or("congested_fraction", 0.9)?;
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(format!("switch.bm.congested_fraction = {f}: not allowed; must be in (0, 1]"));
+                }
+                Congested::Threshold(f)
+            }
             "nonempty" => Congested::Bytes(1),
             "bytes" => {
                 let b = p.f64_or("congested_bytes", ctx.full_packet_bytes())?;
@@ -130,17 +148,13 @@ impl FbCore {
             cong_q: vec![0; N_GROUPS],
             port_cnt: vec![0; n_ports * N_GROUPS],
             cong_p: vec![0; N_GROUPS],
+            flag: vec![false; nqt],
         })
     }
 
-    /// Keep the incremental counts in step with a queue going from `old` to `new` bytes.
+    /// Record queue `q` becoming (`is`) or ceasing to be congested in the incremental counts.
     #[inline]
-    pub fn on_change(&mut self, q: QueueRef, old: u64, new: u64) {
-        let Congested::Bytes(x) = self.congested else { return };
-        let (was, is) = (old >= x, new >= x);
-        if was == is {
-            return;
-        }
+    fn count(&mut self, q: QueueRef, is: bool) {
         let g = self.group[q.queue];
         let pc = &mut self.port_cnt[q.port * N_GROUPS + g];
         if is {
@@ -158,6 +172,43 @@ impl FbCore {
         }
     }
 
+    /// Threshold mode: re-evaluate whether `q` is congested (q ≥ fraction · α·γ/N_p·(B − Q)).
+    #[inline]
+    pub fn refresh(&mut self, st: &BufferState, q: QueueRef, alpha: f64) {
+        let Congested::Threshold(f) = self.congested else { return };
+        let i = st.idx(q);
+        let len = st.queue_bytes[i];
+        let is = len > 0 && len as f64 >= f * self.omega(st, q, alpha) * st.remaining_bytes() as f64;
+        if is != self.flag[i] {
+            self.flag[i] = is;
+            self.count(q, is);
+        }
+    }
+
+    /// Threshold mode, FBA: classify every queue against the DT threshold α_dt·(B − Q) in force.
+    pub fn refresh_all_dt(&mut self, st: &BufferState, alpha_dt: &[f64]) {
+        let Congested::Threshold(f) = self.congested else { return };
+        let r = st.remaining_bytes() as f64;
+        for i in 0..self.flag.len() {
+            let len = st.queue_bytes[i];
+            let is = len > 0 && len as f64 >= f * alpha_dt[i] * r;
+            if is != self.flag[i] {
+                self.flag[i] = is;
+                self.count(QueueRef { port: i / self.n_queues, queue: i % self.n_queues }, is);
+            }
+        }
+    }
+
+    /// Keep the incremental counts in step with a queue going from `old` to `new` bytes.
+    #[inline]
+    pub fn on_change(&mut self, q: QueueRef, old: u64, new: u64) {
+        let Congested::Bytes(x) = self.congested else { return };
+        let (was, is) = (old >= x, new >= x);
+        if was != is {
+            self.count(q, is);
+        }
+    }
+
     /// N_p seen by queue `q`, from the incremental counts (Bytes mode) or a scan (Soft).
     /// The queue itself always counts (as `sched_share` does): N_p ≥ 1.
     #[inline]
@@ -167,6 +218,14 @@ impl FbCore {
                 let g = self.group[q.queue];
                 match self.np {
                     NpCount::Queues => (self.cong_q[g] + (st.qbytes(q) < x) as usize) as f64,
+                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
+                }
+            }
+            Congested::Threshold(_) => {
+                let g = self.group[q.queue];
+                let me = self.flag[st.idx(q)];
+                match self.np {
+                    NpCount::Queues => (self.cong_q[g] + !me as usize) as f64,
                     NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
                 }
             }
@@ -184,6 +243,16 @@ impl FbCore {
                 let cong = |p: usize, c: usize| in_g(c) && st.queue_bytes[p * nq + c] >= x;
                 let n = match self.np {
                     NpCount::Queues => (0..self.n_ports).map(|p| (0..nq).filter(|&c| cong(p, c)).count()).sum::<usize>() + (st.qbytes(q) < x) as usize,
+                    NpCount::Ports => {
+                        (0..self.n_ports).filter(|&p| (0..nq).any(|c| cong(p, c))).count() + !(0..nq).any(|c| cong(q.port, c)) as usize
+                    }
+                };
+                n as f64
+            }
+            Congested::Threshold(_) => {
+                let cong = |p: usize, c: usize| in_g(c) && self.flag[p * nq + c];
+                let n = match self.np {
+                    NpCount::Queues => (0..self.n_ports).map(|p| (0..nq).filter(|&c| cong(p, c)).count()).sum::<usize>() + !self.flag[st.idx(q)] as usize,
                     NpCount::Ports => {
                         (0..self.n_ports).filter(|&p| (0..nq).any(|c| cong(p, c))).count() + !(0..nq).any(|c| cong(q.port, c)) as usize
                     }
@@ -211,6 +280,7 @@ impl FbCore {
         match self.congested {
             Congested::Bytes(x) => len >= x,
             Congested::Soft(sat) => len as f64 >= sat,
+            Congested::Threshold(_) => self.flag[port * self.n_queues + c],
         }
     }
 
@@ -350,7 +420,7 @@ pub struct Fb {
     tick: Option<Time>,
 }
 
-const COMMON_KEYS: &[&str] = &["mode", "alpha_low", "alpha_high", "congested", "congested_bytes", "congested_sat_bytes", "np_count", "gamma", "gamma_min", "gamma_interval_us"];
+const COMMON_KEYS: &[&str] = &["mode", "alpha_low", "alpha_high", "congested", "congested_bytes", "congested_sat_bytes", "congested_fraction", "np_count", "gamma", "gamma_min", "gamma_interval_us"];
 
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
     Ok(Box::new(Fb::new(p, ctx)?))
@@ -400,6 +470,17 @@ impl Fb {
         Ok(Fb { core, alpha, alpha_high: a_high, alpha_low: a_low, classifier, tick })
     }
 
+    /// The α whose threshold decides whether queue `q` is congested: its class's α (multi), the
+    /// long-flow α_L (single: the threshold that controls a standing queue).
+    #[inline]
+    fn flag_alpha(&self, q: QueueRef) -> f64 {
+        if self.classifier.is_some() {
+            self.alpha_low
+        } else {
+            self.alpha[q.queue]
+        }
+    }
+
     #[inline]
     fn alpha_of(&self, q: QueueRef, pkt: &Packet, now: Time) -> f64 {
         match &self.classifier {
@@ -422,6 +503,8 @@ impl BufferManager for Fb {
 
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
+        let a_ref = self.flag_alpha(q);
+        self.core.refresh(st, q, a_ref);
         let alpha = match &mut self.classifier {
             None => self.alpha[q.queue],
             Some(c) => {
@@ -448,12 +531,16 @@ impl BufferManager for Fb {
     fn on_enqueue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) {
         let new = st.qbytes(q);
         self.core.on_change(q, new - pkt.size_bytes as u64, new);
+        let a = self.flag_alpha(q);
+        self.core.refresh(st, q, a);
     }
 
     #[inline]
     fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> bool {
         let new = st.qbytes(q);
         self.core.on_change(q, new + pkt.size_bytes as u64, new);
+        let a = self.flag_alpha(q);
+        self.core.refresh(st, q, a);
         true
     }
 
@@ -514,7 +601,8 @@ mod tests {
     #[test]
     fn threshold_is_eq3_multi_queue() {
         // 4 ports × 2 queues; queue 1 high (α_H = 20), queue 0 low (α_L = 0.5); round robin.
-        let mut fb = mk(json!({"high": [0, 1]}), 2, 4);
+        // Eq. 3 with N_p counting non-empty queues (FB §4.2), to check the formula itself.
+        let mut fb = mk(json!({"high": [0, 1], "congested": "nonempty"}), 2, 4);
         let mut st = state(B, 4, 2);
         enq(&mut fb, &mut st, qr(0, 0), 100_000); // low, port 0
         enq(&mut fb, &mut st, qr(1, 0), 50_000); // low, port 1
@@ -549,7 +637,7 @@ mod tests {
     #[test]
     fn threshold_is_eq3_drr_and_strict_priority() {
         // Both queues of port 0 low priority, DRR 1:3: γ = 1/4 and 3/4, N_low = 2.
-        let mut fb = mk(json!({"alpha": [0.5, 2.0]}), 2, 2);
+        let mut fb = mk(json!({"alpha": [0.5, 2.0], "congested": "nonempty"}), 2, 2);
         let mut st = BufferState::new(B, vec![10_000_000_000; 2], 2, SchedKind::Drr(vec![1, 3]));
         enq(&mut fb, &mut st, qr(0, 0), 10_000);
         enq(&mut fb, &mut st, qr(0, 1), 40_000);
@@ -619,7 +707,7 @@ mod tests {
     fn single_queue_classifier() {
         // One queue per port: the first 21,000 B of a flow get α_H = 20, later packets α_L = 0.5;
         // N counts all congested queues of the buffer, γ = 1.
-        let mut fb = mk(json!({}), 1, 3);
+        let mut fb = mk(json!({"congested": "nonempty"}), 1, 3);
         let mut st = state(B, 3, 1);
         enq(&mut fb, &mut st, qr(1, 0), 10_000);
         enq(&mut fb, &mut st, qr(2, 0), 10_000);
@@ -659,7 +747,7 @@ mod tests {
         assert!(fb.classifier.as_ref().unwrap().flows.is_empty());
         // UNSCHED-flag classifier.
         // UNSCHED-flag classifier (same buffer state, fed through this scheme's hooks: N = 3).
-        let mut fb = mk(json!({"classifier": "unsched"}), 1, 3);
+        let mut fb = mk(json!({"classifier": "unsched", "congested": "nonempty"}), 1, 3);
         let mut st = state(B, 3, 1);
         enq(&mut fb, &mut st, qr(1, 0), 10_000);
         enq(&mut fb, &mut st, qr(2, 0), 10_000);
@@ -669,31 +757,48 @@ mod tests {
         assert!((fb.threshold_bytes(&st, q, &pkt(1500, 0), 0).unwrap() - 0.5 / 3.0 * r).abs() < 1e-6);
     }
 
-    /// Issue #9 item 4: a queue holding ACKs (less than one full packet) is not congested: it
+    /// Issue #9 item 4: a queue of ACKs is not congested (it sits far below its threshold): it
     /// neither adds to N_low nor halves γ of the data queue on its port (FB §5.1 counts queues
-    /// above a threshold). Before the fix (congested = non-empty) T fell 4x: N 1 → 2, γ 1 → 1/2.
+    /// above a threshold, App. A.3 the queues controlled by one). Before the fix (congested =
+    /// non-empty) T fell 4x: N 1 → 2, γ 1 → 1/2.
     #[test]
     fn ack_queue_does_not_shrink_data_thresholds() {
-        // Two low-priority queues per port (ACKs in queue 0, data in queue 1), round robin.
+        // Two low-priority queues per port (ACKs in queue 0, data in queue 1), round robin, α 0.5.
         let mut fb = mk(json!({"alpha": 0.5}), 2, 2);
         let mut st = state(B, 2, 2);
-        enq(&mut fb, &mut st, qr(0, 1), 100_000);
-        for _ in 0..5 {
-            enq(&mut fb, &mut st, qr(0, 0), 66); // five 66-B ACKs = 330 B < 1,432 B
+        // The data queue at its steady state B·α/(1+α) = 333,333 B (≥ 0.9 T: congested).
+        enq(&mut fb, &mut st, qr(0, 1), 333_000);
+        // 11,000 B of ACKs (a round robin keeps that many backlogged under reverse traffic).
+        for _ in 0..200 {
+            enq(&mut fb, &mut st, qr(0, 0), 55);
         }
-        let r = (B - 100_330) as f64;
-        assert!((thr(&fb, &st, qr(0, 1)) - 0.5 * r).abs() < 1e-6, "{}", thr(&fb, &st, qr(0, 1)));
+        let r = (B - 344_000) as f64;
+        let t = thr(&fb, &st, qr(0, 1));
+        assert!((t - 0.5 * r).abs() < 1e-6, "{t} vs {}", 0.5 * r);
+        assert_eq!(fb.core.n_p(&st, qr(0, 1)), 1.0);
         assert_eq!(fb.core.n_p_scan(&st, qr(0, 1)), 1.0);
-        // A second data queue on the port above one full packet does share it (γ = 1/2, N = 2).
-        enq(&mut fb, &mut st, qr(0, 0), 1_432);
-        let r = (B - 101_762) as f64;
+        // The same state with N_p counting non-empty queues (FB §4.2 read literally): α/4.
+        let mut lit = mk(json!({"alpha": 0.5, "congested": "nonempty"}), 2, 2);
+        let mut st2 = state(B, 2, 2);
+        enq(&mut lit, &mut st2, qr(0, 1), 333_000);
+        enq(&mut lit, &mut st2, qr(0, 0), 11_000);
+        assert!((thr(&lit, &st2, qr(0, 1)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
+        // A second data queue above its threshold does share the port and the buffer: two queues
+        // of 300,000 B (R = 400,000) exceed 0.9 T whether or not the other counts (T ≤ 0.5·R =
+        // 200,000), so both are congested: N = 2, γ = 1/2.
+        let mut fb = mk(json!({"alpha": 0.5}), 2, 2);
+        let mut st = state(B, 2, 2);
+        enq(&mut fb, &mut st, qr(0, 1), 300_000);
+        enq(&mut fb, &mut st, qr(0, 0), 300_000);
+        enq(&mut fb, &mut st, qr(0, 1), 1); // re-evaluates queue 1 now that queue 0 counts
+        let r = (B - 600_001) as f64;
         assert!((thr(&fb, &st, qr(0, 1)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
         assert_eq!(fb.core.n_p(&st, qr(0, 1)), fb.core.n_p_scan(&st, qr(0, 1)));
     }
 
     #[test]
     fn measured_gamma() {
-        let mut fb = mk(json!({"gamma": "measured", "gamma_interval_us": 10}), 2, 2);
+        let mut fb = mk(json!({"gamma": "measured", "gamma_interval_us": 10, "congested": "nonempty"}), 2, 2);
         assert_eq!(fb.tick_interval_ps(), Some(10 * PS_PER_US));
         let mut st = state(B, 2, 2);
         enq(&mut fb, &mut st, qr(0, 0), 50_000);

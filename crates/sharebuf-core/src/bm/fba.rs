@@ -35,7 +35,7 @@ impl Fba {
     pub fn new(p: &Params, ctx: &BmContext) -> Result<Fba, String> {
         p.allow_only(
             "fba",
-            &["alpha", "alpha_low", "alpha_high", "high", "interval_us", "congested", "congested_bytes", "congested_sat_bytes", "np_count", "gamma", "gamma_min"],
+            &["alpha", "alpha_low", "alpha_high", "high", "interval_us", "congested", "congested_bytes", "congested_sat_bytes", "congested_fraction", "np_count", "gamma", "gamma_min"],
         )?;
         let nq = ctx.n_queues;
         let n_ports = ctx.port_rate_bps.len();
@@ -56,6 +56,7 @@ impl Fba {
             return;
         }
         self.core.measure(st, now);
+        self.core.refresh_all_dt(st, &self.alpha_dt);
         for port in 0..self.core.n_ports {
             for queue in 0..nq {
                 let q = QueueRef { port, queue };
@@ -111,7 +112,7 @@ mod tests {
 
     #[test]
     fn dt_until_the_first_update_then_fb_alpha_frozen() {
-        let mut fba = mk(json!({"high": [0, 1]}), 2, 4);
+        let mut fba = mk(json!({"high": [0, 1], "congested": "nonempty"}), 2, 4);
         assert_eq!(fba.tick_interval_ps(), Some(1_000_000 * PS_PER_US));
         let mut st = state(B, 4, 2);
         let q = QueueRef { port: 0, queue: 0 };
