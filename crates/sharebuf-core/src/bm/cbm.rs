@@ -85,7 +85,8 @@ pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &B
         update_ps: ((upd_us * PS_PER_US as f64).round() as Time).max(1),
         congested,
         n_cong: vec![1.0; ctx.n_queues],
-        safeguard_bytes: (sg * ctx.buffer_bytes as f64).floor() as u64,
+        // 1 = no safeguard: the switch's own pool-full drop (counted as buffer_full) applies.
+        safeguard_bytes: if sg >= 1.0 { u64::MAX } else { (sg * ctx.buffer_bytes as f64).floor() as u64 },
     }))
 }
 
