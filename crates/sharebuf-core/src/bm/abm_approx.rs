@@ -32,7 +32,9 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, Stri
 
 impl AbmApprox {
     pub(crate) fn new(p: &Params, ctx: &BmContext) -> Result<AbmApprox, String> {
-        p.allow_only("abm_approx", COMMON_KEYS)?;
+        // DT knows no unscheduled packets: no α_unscheduled, no headroom.
+        let keys: Vec<&str> = COMMON_KEYS.iter().copied().filter(|k| *k != "headroom_bytes").collect();
+        p.allow_only("abm_approx", &keys)?;
         let preset = p.str_or("preset", "paper", PRESETS)?;
         let c = Common::parse(p, ctx, &preset)?;
         let nq = ctx.n_queues;
