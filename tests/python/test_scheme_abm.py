@@ -186,7 +186,7 @@ def test_unscheduled_incast_absorbed_by_abm_dropped_by_dt():
     out = {}
     for name, bm in [("dt", {"scheme": "dt", "alpha": 0.5}), ("abm", {"scheme": "abm", "alpha": 0.5}),
                      ("abm-code", {"scheme": "abm", "alpha": 0.5, "preset": "code"}),
-                     ("abm-no-unsched", {"scheme": "abm", "alpha": 0.5, "alpha_unscheduled": 0.5})]:
+                     ("abm-no-unsched", {"scheme": "abm", "alpha": 0.5, "alpha_unscheduled": 0.5, "headroom_bytes": 0})]:
         res = sharebuf.run(_tcp_burst(bm))
         cbr_lost, _ = _lost(res, "long")
         out[name] = (res.summary["bytes"]["dropped"] - cbr_lost, bool(res.flows.finished.all()))

@@ -47,12 +47,13 @@ def _ports(scheme, senders, bm=None, ms=10, stop_ms=None):
 
 CASES = [
     # scheme, senders per port, bm params, c_p of the analysis ("queues": all congested
-    # queues of the priority count; "one": c_p = 1 for each, BSHARE's literal 0.9·B rule)
+    # queues of the priority count; "one": c_p = 1 for each, BSHARE's literal 0.9·B rule, which
+    # is no longer the default)
     ("cbm", [2], {}, "queues"),
     ("cbm", [2, 3], {}, "queues"),
     ("cbm", [3, 3, 2], {"alpha": 0.25}, "queues"),
-    ("bshare", [2, 3], {}, "one"),
-    ("bshare", [2, 3], {"congested": "threshold"}, "queues"),
+    ("bshare", [2, 3], {"congested": "buffer"}, "one"),
+    ("bshare", [2, 3], {}, "queues"),  # default: the §IV definition (1/c_p split)
 ]
 
 

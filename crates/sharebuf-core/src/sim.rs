@@ -134,7 +134,7 @@ impl Simulator {
                 ports[g as usize].switch = s as u32;
                 ports[g as usize].local = l as u16;
             }
-            let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s };
+            let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s, mss_bytes: cfg.mss_bytes as u32, header_bytes: cfg.header_bytes as u32 };
             let bmgr = bm::build(&sw.bm.scheme, &sw.bm.params, &ctx)?;
             switches.push(Switch {
                 node: topo.switch_node(s as u32),
@@ -320,8 +320,12 @@ impl Simulator {
                     match self.ports[vg].queues[victim.queue].pop_back() {
                         Some(vid) => {
                             self.ports[vg].queued_pkts -= 1;
-                            let vsize = self.pool.get(vid).size_bytes as u64;
+                            let vp = *self.pool.get(vid);
+                            let vsize = vp.size_bytes as u64;
                             sw.buf.on_dequeue(victim, vsize, false);
+                            if sw.bm_hooks {
+                                sw.bm.on_evict(&sw.buf, victim, &vp, now);
+                            }
                             self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
                             self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
                             self.pool.free(vid);

@@ -36,11 +36,23 @@ pub(crate) enum MuRule {
     Clamp(f64),
 }
 
+/// What b (the bandwidth µ is normalized by) is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum MuNorm {
+    /// ABM.md §3.1 footnote 2: with ports of different speeds, b is the bandwidth of the
+    /// fastest port of the switch, so a queue on a port of rate r drains at most r/b_max.
+    Fastest,
+    /// b = the queue's own port (the ABM code; all its links have one speed).
+    Port,
+}
+
 /// Where µ/b comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum MuSource {
-    /// The scheduler share γ of the queue given the current backlog (`BufferState::sched_share`),
-    /// as in the paper's analysis (§3.1 "each of four queues ... 0.25 under round robin", §3.4).
+    /// The scheduler share of the queue among the *congested* queues of its port (ABM §3.3:
+    /// "depends on the port's bandwidth, the scheduling algorithm, and the number of congested
+    /// queues mapped to the same port"), as in the paper's analysis (§3.1 "each of four queues
+    /// ... 0.25 under round robin", §3.4). A queue holding a few ACKs does not take a share.
     Scheduler,
     /// Measured: dequeued bytes over the last update interval / (interval · port rate), as the code.
     Measured,
@@ -52,6 +64,12 @@ pub(crate) struct Common {
     pub congestion: Congestion,
     pub mu_source: MuSource,
     pub mu_rule: MuRule,
+    /// Per port: r_port / b, the factor that turns a share of the port into µ/b (1 with
+    /// `MuNorm::Port`, r/r_max with `MuNorm::Fastest`).
+    pub port_scale: Vec<f64>,
+    /// Headroom (bytes) above the threshold for unscheduled packets (ABM §4.1 "uses headroom
+    /// similar to IB"); 0 = none.
+    pub headroom_bytes: f64,
     pub interval_ps: Time,
     pub n_queues: usize,
     /// Measured µ/b per queue index (after the rule), refreshed every interval; starts at 1.
@@ -59,14 +77,19 @@ pub(crate) struct Common {
     last_deq: Vec<u64>,
 }
 
-pub(crate) const PRESETS: &[&str] = &["paper", "code"];
+/// `paper`: the model of §3 (n_p and µ/b instantaneous); `eval`: the paper's evaluation (§4.1:
+/// n_p and measured µ updated once per RTT, α_unscheduled = 64, headroom as IB); `code`: the
+/// ABM authors' ns-3 code (notes §2). Reproductions of the paper's figures use `eval`.
+pub(crate) const PRESETS: &[&str] = &["paper", "eval", "code"];
 
 /// Keys understood by `Common::parse`.
-pub(crate) const COMMON_KEYS: &[&str] = &["preset", "alpha", "congestion", "congested_fraction", "sat_bytes", "mu_source", "mu_rule", "mu_min", "update_interval_us"];
+pub(crate) const COMMON_KEYS: &[&str] =
+    &["preset", "alpha", "congestion", "congested_fraction", "sat_bytes", "mu_source", "mu_rule", "mu_min", "mu_norm", "headroom_bytes", "update_interval_us"];
 
 impl Common {
     pub(crate) fn parse(p: &Params, ctx: &BmContext, preset: &str) -> Result<Common, String> {
         let code = preset == "code";
+        let eval = preset == "eval";
         let nq = ctx.n_queues;
         let alpha = p.per_queue("alpha", nq, Some(0.5))?;
         check_positive("alpha", &alpha)?;
@@ -85,16 +108,17 @@ impl Common {
                 if p.f64_list("congested_fraction")?.is_some() {
                     return Err("switch.bm.congested_fraction: only used with congestion = \"paper\"".into());
                 }
-                let sat = p.f64_or("sat_bytes", 28_000.0)?;
+                // The code's 20 × 1,400 B, kept as the same number of full packets (item 6).
+                let sat = p.f64_or("sat_bytes", ctx.code_bytes(28_000.0))?;
                 check_positive("sat_bytes", &[sat])?;
                 Congestion::Soft { sat_bytes: sat }
             }
         };
-        let mu_source = match p.str_or("mu_source", if code { "measured" } else { "scheduler" }, &["scheduler", "measured"])?.as_str() {
+        let mu_source = match p.str_or("mu_source", if code || eval { "measured" } else { "scheduler" }, &["scheduler", "measured"])?.as_str() {
             "scheduler" => MuSource::Scheduler,
             _ => MuSource::Measured,
         };
-        let mu_rule = match p.str_or("mu_rule", if code { "code" } else { "clamp" }, &["code", "clamp"])?.as_str() {
+        let mu_rule = match p.str_or("mu_rule", if code || eval { "code" } else { "clamp" }, &["code", "clamp"])?.as_str() {
             "code" => {
                 if p.f64_list("mu_min")?.is_some() {
                     return Err("switch.bm.mu_min: only used with mu_rule = \"clamp\"".into());
@@ -109,6 +133,23 @@ impl Common {
                 MuRule::Clamp(m)
             }
         };
+        let mu_norm = match p.str_or("mu_norm", if code { "port" } else { "fastest" }, &["fastest", "port"])?.as_str() {
+            "fastest" => MuNorm::Fastest,
+            _ => MuNorm::Port,
+        };
+        let fastest = ctx.port_rate_bps.iter().copied().max().unwrap_or(1).max(1) as f64;
+        let port_scale: Vec<f64> = ctx
+            .port_rate_bps
+            .iter()
+            .map(|&r| match mu_norm {
+                MuNorm::Fastest => r as f64 / fastest,
+                MuNorm::Port => 1.0,
+            })
+            .collect();
+        let headroom_bytes = p.f64_or("headroom_bytes", if code { 0.0 } else { super::ib::HEADROOM_BYTES })?;
+        if !(headroom_bytes.is_finite() && headroom_bytes >= 0.0) {
+            return Err(format!("switch.bm.headroom_bytes = {headroom_bytes}: must be a finite number >= 0"));
+        }
         let interval_ps = match p.f64_list("update_interval_us")? {
             Some(v) => {
                 if v.len() != 1 || !(v[0].is_finite() && v[0] > 0.0) {
@@ -120,7 +161,8 @@ impl Common {
             None => return Err("switch.bm.update_interval_us: required (the network has no base RTT to default to)".into()),
         };
         let n = ctx.port_rate_bps.len() * nq;
-        Ok(Common { alpha, congestion, mu_source, mu_rule, interval_ps, n_queues: nq, mu: vec![1.0; n], last_deq: vec![0; n] })
+        let mu = (0..n).map(|i| port_scale[i / nq]).collect();
+        Ok(Common { alpha, congestion, mu_source, mu_rule, port_scale, headroom_bytes, interval_ps, n_queues: nq, mu, last_deq: vec![0; n] })
     }
 
     #[inline]
@@ -137,11 +179,13 @@ impl Common {
         }
     }
 
-    /// µ/b of queue `q` in force now.
+    /// µ/b of queue `q` in force now; `congested(queue index)` tells which queues of q's port
+    /// are congested (they share the port with it under the scheduler source). The rule
+    /// (floor/ceiling) applies to the share of the own port, then r_port/b scales it.
     #[inline]
-    pub(crate) fn mu_of(&self, st: &BufferState, q: QueueRef) -> f64 {
+    pub(crate) fn mu_of(&self, st: &BufferState, q: QueueRef, congested: impl Fn(usize) -> bool) -> f64 {
         match self.mu_source {
-            MuSource::Scheduler => self.apply_rule(st.sched_share(q)),
+            MuSource::Scheduler => self.apply_rule(st.sched_share_among(q, congested)) * self.port_scale[q.port],
             MuSource::Measured => self.mu[st.idx(q)],
         }
     }
@@ -155,7 +199,7 @@ impl Common {
                 let i = port * st.n_queues + qi;
                 let d = st.deq_bytes[i] - self.last_deq[i];
                 self.last_deq[i] = st.deq_bytes[i];
-                self.mu[i] = self.apply_rule(d as f64 / cap);
+                self.mu[i] = self.apply_rule(d as f64 / cap) * self.port_scale[port];
             }
         }
     }
@@ -191,7 +235,8 @@ impl Abm {
         let c = Common::parse(p, ctx, &preset)?;
         let alpha_unsched = p.per_queue("alpha_unscheduled", ctx.n_queues, Some(if code { 1024.0 } else { 64.0 }))?;
         check_positive("alpha_unscheduled", &alpha_unsched)?;
-        let np_interval = p.str_or("np_update", if code { "interval" } else { "instant" }, &["instant", "interval"])? == "interval";
+        let np_default = if preset == "paper" { "instant" } else { "interval" };
+        let np_interval = p.str_or("np_update", np_default, &["instant", "interval"])? == "interval";
         let n = ctx.port_rate_bps.len() * ctx.n_queues;
         let nq = ctx.n_queues;
         Ok(Abm { c, alpha_unsched, np_interval, np_snap: vec![1.0; nq], soft_val: vec![0.0; n], soft_sum: vec![0.0; nq], flag: vec![false; n], count: vec![0; nq] })
@@ -211,18 +256,32 @@ impl Abm {
         (if self.np_interval { self.np_snap[prio] } else { self.np_live(prio) }).max(1.0)
     }
 
+    /// Whether queue `queue` of `port` is congested (paper count: its flag, q ≥ fraction·T;
+    /// soft count: saturated, q ≥ sat_bytes).
+    #[inline]
+    fn is_congested(&self, port: usize, queue: usize) -> bool {
+        let i = port * self.c.n_queues + queue;
+        match self.c.congestion {
+            Congestion::Paper { .. } => self.flag[i],
+            Congestion::Soft { .. } => self.soft_val[i] >= 1.0,
+        }
+    }
+
     /// ABM Eq. 9 with the given α.
     #[inline]
     fn threshold_with(&self, st: &BufferState, q: QueueRef, alpha: f64) -> f64 {
-        alpha / self.np(q.queue) * self.c.mu_of(st, q) * st.remaining_bytes() as f64
+        let mu = self.c.mu_of(st, q, |i| self.is_congested(q.port, i));
+        alpha / self.np(q.queue) * mu * st.remaining_bytes() as f64
     }
 
+    /// The threshold `pkt` faces: Eq. 9 with α_unscheduled plus the headroom for unscheduled
+    /// packets, Eq. 9 with α_p for the others.
     #[inline]
-    fn alpha_for(&self, q: QueueRef, pkt: &Packet) -> f64 {
+    fn threshold_for_pkt(&self, st: &BufferState, q: QueueRef, pkt: &Packet) -> f64 {
         if pkt.has(flags::UNSCHED) {
-            self.alpha_unsched[q.queue]
+            self.threshold_with(st, q, self.alpha_unsched[q.queue]) + self.c.headroom_bytes
         } else {
-            self.c.alpha[q.queue]
+            self.threshold_with(st, q, self.c.alpha[q.queue])
         }
     }
 
@@ -266,7 +325,7 @@ impl BufferManager for Abm {
                 }
             }
         }
-        let t = self.threshold_with(st, q, self.alpha_for(q, pkt));
+        let t = self.threshold_for_pkt(st, q, pkt);
         if (st.queue_bytes[i] + pkt.size_bytes as u64) as f64 <= t {
             Admission::Accept
         } else {
@@ -275,7 +334,7 @@ impl BufferManager for Abm {
     }
 
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Option<f64> {
-        Some(self.threshold_with(st, q, self.alpha_for(q, pkt)))
+        Some(self.threshold_for_pkt(st, q, pkt))
     }
 
     fn on_enqueue(&mut self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) {
@@ -335,16 +394,18 @@ mod tests {
 
     const RTT: Time = 10_000_000; // 10 µs
 
+    /// The context uses the ABM code's own data packet (1,400 B payload + 32 B header), so the
+    /// code's byte constants (28,000 B, 21,000 B) keep their values (`BmContext::code_bytes`).
     fn mk(params: Value, nq: usize, ports: usize) -> Abm {
         let params = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
-        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: RTT, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: RTT, seed: 1, switch_index: 0, mss_bytes: 1400, header_bytes: 32 };
         Abm::new(&Params::new("switch.bm", &params), &ctx).unwrap()
     }
 
     fn build_err(params: Value) -> String {
         let params = params.as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1; 2], base_rtt_ps: RTT, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1; 2], base_rtt_ps: RTT, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         build(&Params::new("switch.bm", &params), &ctx).err().unwrap()
     }
 
@@ -375,15 +436,76 @@ mod tests {
         assert_eq!(bm.count[1], 0);
         let t0 = bm.threshold_bytes(&st, q(0, 1), &pkt(1_500, 1), 0).unwrap();
         assert!((t0 - 0.5 * 1.0 * r).abs() < 1e-6, "{t0}");
-        // Port 1 carries priorities 0 and 1 under round robin: γ = 1/2.
+        // Port 1 carries priorities 0 and 1 under round robin, but neither is congested (q < 0.9 T):
+        // µ/b counts the port's congested queues only (§3.3), so queue 1 keeps the whole port.
         let t1 = bm.threshold_bytes(&st, q(1, 1), &pkt(1_500, 1), 0).unwrap();
-        assert!((t1 - 0.5 * 0.5 * r).abs() < 1e-6, "{t1}");
-        // Unscheduled packets use α = 64.
+        assert!((t1 - 0.5 * 1.0 * r).abs() < 1e-6, "{t1}");
+        // Unscheduled packets use α = 64 and IB's headroom (100,000 B) on top (§3.3, §4.1).
         let mut u = pkt(1_500, 1);
         u.flags = flags::UNSCHED;
-        assert!((bm.threshold_bytes(&st, q(1, 1), &u, 0).unwrap() - 64.0 * 0.5 * r).abs() < 1e-6);
-        // Priority 0 (α = 1) on port 1, γ = 1/2.
-        assert!((bm.threshold_bytes(&st, q(1, 0), &pkt(64, 0), 0).unwrap() - 0.5 * r).abs() < 1e-6);
+        assert!((bm.threshold_bytes(&st, q(1, 1), &u, 0).unwrap() - (64.0 * r + 100_000.0)).abs() < 1e-6);
+        // Priority 0 (α = 1) on port 1.
+        assert!((bm.threshold_bytes(&st, q(1, 0), &pkt(64, 0), 0).unwrap() - r).abs() < 1e-6);
+        // Priority 0 on port 1 grows to 700,000 B: R = 99,000. Fixed point of the flags: (1,0) has
+        // T = 1·(1/2)·R = 49,500 and is congested; (0,1) and (1,1) (100,000 B ≥ 0.9·0.5/2·R) too;
+        // (2,1) (1,000 B) not. So n_1 = 2, n_0 = 1, and both queues of port 1 drain at b/2.
+        st.on_enqueue(q(1, 0), 650_000);
+        for _ in 0..2 {
+            for port in 0..4 {
+                for qi in 0..2 {
+                    bm.refresh_flag(&st, q(port, qi));
+                }
+            }
+        }
+        assert_eq!((bm.count[0], bm.count[1]), (1, 2));
+        let r = 99_000.0;
+        let t = |bm: &Abm, port, qi| bm.threshold_bytes(&st, q(port, qi), &pkt(1_500, qi as u8), 0).unwrap();
+        assert!((t(&bm, 1, 1) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
+        assert!((t(&bm, 0, 1) - 0.5 / 2.0 * 1.0 * r).abs() < 1e-6);
+        assert!((t(&bm, 1, 0) - 1.0 * 0.5 * r).abs() < 1e-6);
+    }
+
+    /// Issue #9 items 1–2: µ/b is normalized by the fastest port (ABM.md §3.1 footnote 2), and a
+    /// queue holding a few ACKs does not share the port (§3.3 counts congested queues).
+    #[test]
+    fn fastest_port_normalizes_and_acks_do_not_share_the_port() {
+        // Ports 0–1 at 10 Gb/s, port 2 at 40 Gb/s; two queues per port, round robin.
+        let params = json!({"alpha": 0.5}).as_object().unwrap().clone();
+        let rates = [10_000_000_000u64, 10_000_000_000, 40_000_000_000];
+        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: 2, port_rate_bps: &rates, base_rtt_ps: RTT, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
+        let mut bm = Abm::new(&Params::new("switch.bm", &params), &ctx).unwrap();
+        let mut st = BufferState::new(1_000_000, rates.to_vec(), 2, SchedKind::RoundRobin);
+        // One 54-B ACK in queue 0 of port 0, 10,000 B of data in queue 1.
+        for (qq, b) in [(q(0, 0), 54u64), (q(0, 1), 10_000)] {
+            st.on_enqueue(qq, b);
+            bm.on_enqueue(&st, qq, &pkt(b as u32, qq.queue as u8), 0);
+        }
+        let r = (1_000_000 - 10_054) as f64;
+        // 10G port: µ/b = 10/40 = 1/4, not halved by the ACK (before the fix: 1/2 · 1 = 1/2).
+        let t = bm.threshold_bytes(&st, q(0, 1), &pkt(1_502, 1), 0).unwrap();
+        assert!((t - 0.5 * 0.25 * r).abs() < 1e-6, "{t}");
+        // 40G port: µ/b = 1.
+        let t = bm.threshold_bytes(&st, q(2, 1), &pkt(1_502, 1), 0).unwrap();
+        assert!((t - 0.5 * r).abs() < 1e-6, "{t}");
+        // The code preset keeps its per-port rule: µ/b = 1 on the 10G port.
+        let params = json!({"alpha": 0.5, "preset": "code"}).as_object().unwrap().clone();
+        let bm = Abm::new(&Params::new("switch.bm", &params), &ctx).unwrap();
+        assert!((bm.threshold_bytes(&st, q(0, 1), &pkt(1_502, 1), 0).unwrap() - 0.5 * r).abs() < 1e-6);
+        // Measured µ is normalized the same way: 12,500 B drained in 10 µs on the 10G port is the
+        // port's full rate, µ/b = 1/4 (paper norm) or 1 (code).
+        let params = json!({"alpha": 0.5, "preset": "eval"}).as_object().unwrap().clone();
+        let mut bm = Abm::new(&Params::new("switch.bm", &params), &ctx).unwrap();
+        assert_eq!(bm.tick_interval_ps(), Some(RTT));
+        assert_eq!(bm.c.mu_source, MuSource::Measured);
+        assert!(bm.np_interval);
+        let i = st.idx(q(0, 1));
+        st.deq_bytes[i] = 12_500;
+        bm.on_tick(&st, RTT);
+        assert!((bm.c.mu[i] - 0.25).abs() < 1e-12, "{}", bm.c.mu[i]);
+        // eval: unscheduled packets get α = 64 and the 100,000 B headroom.
+        let mut u = pkt(1_502, 1);
+        u.flags = flags::UNSCHED;
+        assert!((bm.threshold_bytes(&st, q(0, 1), &u, 0).unwrap() - (64.0 * 0.25 * r + 100_000.0)).abs() < 1e-6);
     }
 
     #[test]
@@ -475,11 +597,18 @@ mod tests {
         assert!((bm.c.mu[st.idx(q(0, 1))] - 0.2).abs() < 1e-12);
         assert!((bm.c.mu[st.idx(q(1, 1))] - 0.1).abs() < 1e-12);
         assert_eq!(bm.c.mu[st.idx(q(0, 0))], 0.1);
-        // Scheduler source under strict priority: a backlogged queue 0 leaves queue 1 a share of 0 → mu_min.
-        let bm = mk(json!({"mu_min": 0.25}), 2, 2);
+        // Scheduler source under strict priority: a queue 0 holding 1,000 B is not congested
+        // (< 0.9·T) and leaves queue 1 the port; once congested it leaves queue 1 a share of 0 → mu_min.
+        let mut bm = mk(json!({"mu_min": 0.25}), 2, 2);
         st.sched = SchedKind::StrictPriority;
         st.on_enqueue(q(0, 0), 1_000);
+        bm.on_enqueue(&st, q(0, 0), &pkt(1_000, 0), 0);
         let r = 999_000.0;
+        assert!((bm.threshold_bytes(&st, q(0, 1), &pkt(1, 1), 0).unwrap() - 0.5 * r).abs() < 1e-6);
+        // 400,000 B: R = 600,000, T = 0.5·R = 300,000 ≤ q/0.9 → congested.
+        st.on_enqueue(q(0, 0), 399_000);
+        bm.on_enqueue(&st, q(0, 0), &pkt(1_000, 0), 0);
+        let r = 600_000.0;
         assert!((bm.threshold_bytes(&st, q(0, 1), &pkt(1, 1), 0).unwrap() - 0.5 * 0.25 * r).abs() < 1e-6);
         assert!((bm.threshold_bytes(&st, q(1, 1), &pkt(1, 1), 0).unwrap() - 0.5 * r).abs() < 1e-6);
     }
@@ -496,5 +625,7 @@ mod tests {
         assert!(build_err(json!({"mu_rule": "code", "mu_min": 0.5})).contains("mu_min"));
         assert!(build_err(json!({"beta": 1})).contains("unknown parameter for 'abm'"));
         assert!(build_err(json!({"np_update": 3})).contains("expected a string"));
+        assert!(build_err(json!({"mu_norm": "slowest"})).contains("switch.bm.mu_norm"));
+        assert!(build_err(json!({"headroom_bytes": -1})).contains("switch.bm.headroom_bytes"));
     }
 }

@@ -22,6 +22,8 @@ pub struct AbmApprox {
     omega: Vec<f64>,
     /// Scratch: congested count per priority (reused every interval).
     np: Vec<f64>,
+    /// Scratch: congested flag per queue index (the queues that share a port under µ/b).
+    cong: Vec<bool>,
 }
 
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
@@ -30,12 +32,15 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, Stri
 
 impl AbmApprox {
     pub(crate) fn new(p: &Params, ctx: &BmContext) -> Result<AbmApprox, String> {
-        p.allow_only("abm_approx", COMMON_KEYS)?;
+        // DT knows no unscheduled packets: no α_unscheduled, no headroom.
+        let keys: Vec<&str> = COMMON_KEYS.iter().copied().filter(|k| *k != "headroom_bytes").collect();
+        p.allow_only("abm_approx", &keys)?;
         let preset = p.str_or("preset", "paper", PRESETS)?;
         let c = Common::parse(p, ctx, &preset)?;
         let nq = ctx.n_queues;
         let omega = (0..ctx.port_rate_bps.len() * nq).map(|i| c.alpha[i % nq]).collect();
-        Ok(AbmApprox { c, omega, np: vec![0.0; nq] })
+        let n = ctx.port_rate_bps.len() * nq;
+        Ok(AbmApprox { c, omega, np: vec![0.0; nq], cong: vec![false; n] })
     }
 
     #[inline]
@@ -73,13 +78,15 @@ impl BufferManager for AbmApprox {
                 self.np.iter_mut().for_each(|x| *x = 0.0);
                 for (i, &len) in st.queue_bytes.iter().enumerate() {
                     self.np[i % nq] += (len as f64 / sat_bytes).min(1.0);
+                    self.cong[i] = len as f64 >= sat_bytes;
                 }
             }
             Congestion::Paper { fraction } => {
                 let r = st.remaining_bytes() as f64;
                 self.np.iter_mut().for_each(|x| *x = 0.0);
                 for (i, &len) in st.queue_bytes.iter().enumerate() {
-                    if len > 0 && len as f64 >= fraction * self.omega[i] * r {
+                    self.cong[i] = len > 0 && len as f64 >= fraction * self.omega[i] * r;
+                    if self.cong[i] {
                         self.np[i % nq] += 1.0;
                     }
                 }
@@ -89,7 +96,8 @@ impl BufferManager for AbmApprox {
             for qi in 0..nq {
                 let q = QueueRef { port, queue: qi };
                 let i = st.idx(q);
-                self.omega[i] = self.c.alpha[qi] * self.c.mu_of(st, q) / self.np[qi].max(1.0);
+                let cong = &self.cong;
+                self.omega[i] = self.c.alpha[qi] * self.c.mu_of(st, q, |c| cong[port * nq + c]) / self.np[qi].max(1.0);
             }
         }
     }
@@ -103,10 +111,12 @@ mod tests {
 
     const RTT: Time = 10_000_000;
 
+    /// The context uses the ABM code's own data packet (1,400 B payload + 32 B header), so the
+    /// code's byte constants (28,000 B, 21,000 B) keep their values (`BmContext::code_bytes`).
     fn mk(params: Value, nq: usize, ports: usize) -> AbmApprox {
         let params = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
-        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: RTT, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: RTT, seed: 1, switch_index: 0, mss_bytes: 1400, header_bytes: 32 };
         AbmApprox::new(&Params::new("switch.bm", &params), &ctx).unwrap()
     }
 
@@ -165,7 +175,7 @@ mod tests {
     #[test]
     fn rejects_abm_only_keys() {
         let params = json!({"alpha_unscheduled": 64}).as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: RTT, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: RTT, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let e = build(&Params::new("switch.bm", &params), &ctx).err().unwrap();
         assert!(e.contains("unknown parameter for 'abm_approx'"), "{e}");
     }

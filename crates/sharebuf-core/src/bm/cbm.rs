@@ -40,15 +40,20 @@ pub struct SojournBm {
     congested: Congested,
     /// n_p (c_p) per priority, ≥ 1, as of the last refresh.
     n_cong: Vec<f64>,
+    /// Safeguard (BSHARE §III "Safeguard"): an arriving packet is dropped when the pool
+    /// occupancy after it would exceed this many bytes (`safeguard_fraction` · B).
+    safeguard_bytes: u64,
 }
 
 /// Defaults that differ between the two schemes.
 pub(crate) struct Defaults {
     pub congested: Congested,
+    /// Safeguard fill fraction of B (1 = none: admit while the pool has room).
+    pub safeguard_fraction: f64,
 }
 
 pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    p.allow_only(name, &["alpha", "alpha_unsched", "min_bytes", "update_interval_us", "congested", "congested_fraction"])?;
+    p.allow_only(name, &["alpha", "alpha_unsched", "min_bytes", "update_interval_us", "congested", "congested_fraction", "safeguard_fraction"])?;
     let alpha = p.per_queue("alpha", ctx.n_queues, Some(0.5))?;
     check_positive("alpha", &alpha)?;
     let alpha_unsched = p.per_queue("alpha_unsched", ctx.n_queues, Some(1024.0))?;
@@ -68,6 +73,10 @@ pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &B
     let frac = p.f64_or("congested_fraction", dfrac)?;
     check_positive("congested_fraction", &[frac])?;
     let congested = if kind == "threshold" { Congested::OfThreshold(frac) } else { Congested::OfBuffer(frac) };
+    let sg = p.f64_or("safeguard_fraction", d.safeguard_fraction)?;
+    if !(sg > 0.0 && sg <= 1.0) {
+        return Err(format!("switch.bm.safeguard_fraction = {sg}: not allowed; must be in (0, 1] (1 = no safeguard)"));
+    }
     Ok(Box::new(SojournBm {
         name,
         alpha,
@@ -76,11 +85,13 @@ pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &B
         update_ps: ((upd_us * PS_PER_US as f64).round() as Time).max(1),
         congested,
         n_cong: vec![1.0; ctx.n_queues],
+        // 1 = no safeguard: the switch's own pool-full drop (counted as buffer_full) applies.
+        safeguard_bytes: if sg >= 1.0 { u64::MAX } else { (sg * ctx.buffer_bytes as f64).floor() as u64 },
     }))
 }
 
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    build_sojourn("cbm", Defaults { congested: Congested::OfThreshold(0.9) }, p, ctx)
+    build_sojourn("cbm", Defaults { congested: Congested::OfThreshold(0.9), safeguard_fraction: 1.0 }, p, ctx)
 }
 
 impl SojournBm {
@@ -117,9 +128,14 @@ impl BufferManager for SojournBm {
         self.name
     }
     #[inline]
-    fn admit(&mut self, _st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) -> Admission {
-        // Complete sharing: the switch itself drops when the pool has no room.
-        Admission::Accept
+    fn admit(&mut self, st: &BufferState, _q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
+        // Complete sharing (the switch itself drops when the pool has no room), with BSHARE's
+        // safeguard drop once the pool is nearly full.
+        if st.occupied_bytes + pkt.size_bytes as u64 > self.safeguard_bytes {
+            Admission::Drop
+        } else {
+            Admission::Accept
+        }
     }
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Option<f64> {
         Some(self.threshold_len(st, q, pkt))
@@ -158,7 +174,7 @@ mod tests {
     fn mk(params: serde_json::Value, nq: usize, ports: usize) -> Box<dyn BufferManager> {
         let params = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
-        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         build(&Params::new("switch.bm", &params), &ctx).unwrap()
     }
 
@@ -225,7 +241,7 @@ mod tests {
         // The 10 Gb/s port: θ = 80 µs.
         assert!(bm.on_dequeue(&st, QueueRef { port: 0, queue: 0 }, &p, 79 * PS_PER_US));
         // Bad keys are rejected with the section and the allowed values.
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let e = build(&Params::new("switch.bm", json!({"beta": 1}).as_object().unwrap()), &ctx).err().unwrap();
         assert!(e.contains("switch.bm.beta") && e.contains("alpha_unsched"), "{e}");
         let e = build(&Params::new("switch.bm", json!({"congested": "ports"}).as_object().unwrap()), &ctx).err().unwrap();

@@ -41,7 +41,7 @@ mod tests {
 
     #[test]
     fn static_share() {
-        let ctx = BmContext { buffer_bytes: 12_000, n_queues: 2, port_rate_bps: &[1; 3], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 12_000, n_queues: 2, port_rate_bps: &[1; 3], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let mut bm = build(&Params::new("switch.bm", &Default::default()), &ctx).unwrap();
         let mut st = state(12_000, 3, 2);
         let q = QueueRef { port: 1, queue: 1 };

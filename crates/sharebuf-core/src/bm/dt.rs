@@ -8,13 +8,17 @@ use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Pa
 use crate::engine::Time;
 use crate::packet::Packet;
 
+/// DT's default α (FB §6.2, ABM §4.1 "We configure ABM, DT and FAB with α = 0.5", BSHARE §V).
+pub const DEFAULT_ALPHA: f64 = 0.5;
+
 pub struct DynamicThresholds {
     alpha: Vec<f64>,
 }
 
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
     p.allow_only("dt", &["alpha"])?;
-    let alpha = p.per_queue("alpha", ctx.n_queues, Some(1.0))?;
+    // α = 0.5: the value of the FB (§6.2), ABM (§4.1) and BSHARE evaluations.
+    let alpha = p.per_queue("alpha", ctx.n_queues, Some(DEFAULT_ALPHA))?;
     check_positive("alpha", &alpha)?;
     Ok(Box::new(DynamicThresholds { alpha }))
 }
@@ -61,7 +65,7 @@ mod tests {
     #[test]
     fn threshold_equals_alpha_times_remaining() {
         let params = json!({"alpha": [1.0, 0.5]}).as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 2, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 2, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let mut bm = build(&Params::new("switch.bm", &params), &ctx).unwrap();
         let mut st = state(100_000, 4, 2);
         st.on_enqueue(QueueRef { port: 0, queue: 1 }, 30_000);
@@ -79,9 +83,25 @@ mod tests {
     }
 
     #[test]
+    fn default_alpha_is_the_papers_half() {
+        // FB §6.2 / ABM §4.1 / BSHARE evaluations: α = 0.5, so one congested queue holds
+        // α·B/(1+α) = B/3 in steady state; T = 0.5·(B − Q).
+        let params = json!({}).as_object().unwrap().clone();
+        let ctx = BmContext { buffer_bytes: 90_000, n_queues: 1, port_rate_bps: &[1; 2], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
+        let mut bm = build(&Params::new("switch.bm", &params), &ctx).unwrap();
+        let mut st = state(90_000, 2, 1);
+        let q = QueueRef { port: 0, queue: 0 };
+        st.on_enqueue(q, 29_000);
+        // B − Q = 61,000 → T = 30,500: a 1,500-B packet fits exactly, 1,501 does not.
+        assert_eq!(bm.threshold_bytes(&st, q, &pkt(1, 0), 0), Some(30_500.0));
+        assert_eq!(bm.admit(&st, q, &pkt(1_500, 0), 0), Admission::Accept);
+        assert_eq!(bm.admit(&st, q, &pkt(1_501, 0), 0), Admission::Drop);
+    }
+
+    #[test]
     fn wrong_alpha_count_names_the_key() {
         let params = json!({"alpha": [1.0, 0.5, 0.25]}).as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let e = build(&Params::new("switch.bm", &params), &ctx).err().unwrap();
         assert!(e.contains("switch.bm.alpha") && e.contains("expected 2"), "{e}");
         let params = json!({"alpha": -1.0}).as_object().unwrap().clone();

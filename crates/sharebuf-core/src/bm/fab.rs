@@ -71,7 +71,9 @@ impl Fab {
         let alpha_young = p.f64_list("alpha_young")?.unwrap_or_else(|| vec![if code { 1024.0 } else { 10.0 }]);
         check_positive("alpha_young", &alpha_young)?;
         let bytes = p.str_or("age_unit", if code { "bytes" } else { "packets" }, &["packets", "bytes"])? == "bytes";
-        let limits = p.f64_list("age_limits")?.unwrap_or_else(|| vec![if code { 21_000.0 } else { 15.0 }]);
+        // The code's 21,000 B (15 × 1,400 B payloads, counted on 1,432-byte packets) as the same
+        // number of this scenario's full packets (issue #9 item 6, BmContext::code_bytes).
+        let limits = p.f64_list("age_limits")?.unwrap_or_else(|| vec![if code { ctx.code_bytes(21_000.0).round() } else { 15.0 }]);
         if limits.len() != alpha_young.len() {
             return Err(format!("switch.bm.age_limits: {} values given, expected {} (one per alpha_young)", limits.len(), alpha_young.len()));
         }
@@ -169,7 +171,7 @@ mod tests {
 
     fn mk(params: Value) -> Fab {
         let params = params.as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 1, port_rate_bps: &[1; 2], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 100_000, n_queues: 1, port_rate_bps: &[1; 2], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         Fab::new(&Params::new("switch.bm", &params), &ctx).unwrap()
     }
 
@@ -231,14 +233,16 @@ mod tests {
     fn code_preset_bytes_including_the_packet() {
         let mut bm = mk(json!({"preset": "code"}));
         let st = state(100_000, 2, 1);
-        // 1 432-B segments (the code's TCP segment): 14 · 1432 = 20 048 < 21 000, the 15th reaches 21 480.
+        // In the code 1,432-B segments give 14 · 1,432 = 20,048 < 21,000 and the 15th reaches 21,480:
+        // 14 young packets. The limit is kept in packets (21,000/1,432 · 1,502 = 22,027 B), so
+        // full 1,502-B wire packets give the same 14: 14 · 1,502 = 21,028 < 22,027 ≤ 15 · 1,502.
         for k in 0..16u64 {
             let want = if k < 14 { 1024.0 * 100_000.0 } else { 0.5 * 100_000.0 };
-            assert_eq!(bm.threshold_bytes(&st, Q, &fpkt(1, 1_432), k), Some(want), "packet {k}");
-            bm.admit(&st, Q, &fpkt(1, 1_432), k);
+            assert_eq!(bm.threshold_bytes(&st, Q, &fpkt(1, 1_502), k), Some(want), "packet {k}");
+            bm.admit(&st, Q, &fpkt(1, 1_502), k);
         }
         // Idle 5 ms resets it.
-        assert_eq!(bm.threshold_bytes(&st, Q, &fpkt(1, 1_432), 16 + 5_000 * PS_PER_US), Some(1024.0 * 100_000.0));
+        assert_eq!(bm.threshold_bytes(&st, Q, &fpkt(1, 1_502), 16 + 5_000 * PS_PER_US), Some(1024.0 * 100_000.0));
     }
 
     #[test]
@@ -258,7 +262,7 @@ mod tests {
 
     #[test]
     fn bad_params() {
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let e = |v: Value| build(&Params::new("switch.bm", v.as_object().unwrap()), &ctx).err().unwrap();
         assert!(e(json!({"age_limits": [15, 10], "alpha_young": [10, 5]})).contains("strictly increasing"));
         assert!(e(json!({"age_limits": [15, 30]})).contains("expected 1"));

@@ -28,6 +28,13 @@ use crate::packet::{flags, Packet};
 /// FB §6 configuration: α_L = 0.5, α_H = 20.
 pub const ALPHA_LOW: f64 = 0.5;
 pub const ALPHA_HIGH: f64 = 20.0;
+/// Default `congested_fraction`: a queue counts as congested for N_p and γ once it holds half of
+/// its own threshold. Value ours (FB gives none: "queues above a threshold", §5.1), measured:
+/// 0.9 (ABM's value) makes N_p flap in transients (test_fb_absorbs_bursts: FB's burst loss
+/// 11.9% → 14%, the low priority holds 218 KB instead of 146 KB during the burst); 0.1 counts the
+/// ACK queue of a round-robin port under reverse traffic (its own threshold is small, it holds
+/// ~11 KB; Must-show B: FB's data queue 137 KB instead of DT's 271 KB); 0.5 passes both.
+pub const CONGESTED_FRACTION: f64 = 0.5;
 /// Number of priorities (FB §2.1: every class is of high or low priority).
 const N_GROUPS: usize = 2;
 
@@ -38,6 +45,10 @@ pub enum Congested {
     Bytes(u64),
     /// ABM code's soft count: Σ min(1, q / sat), N_p = max(1, Σ).
     Soft(f64),
+    /// Queue holds at least this fraction of its own threshold T (FB App. A.3: the congested
+    /// queues are those "controlled by a threshold"). Flags are
+    /// re-evaluated at the queue's own arrivals and departures (FB) or at each update (FBA).
+    Threshold(f64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,20 +88,41 @@ pub struct FbCore {
     cong_q: Vec<usize>,      // per group: congested queues
     port_cnt: Vec<u32>,      // per (port, group): congested queues
     cong_p: Vec<usize>,      // per group: ports with ≥ 1 congested queue
+    flag: Vec<bool>,         // per queue: congested (Threshold mode)
 }
 
 impl FbCore {
     /// Parse the parameters common to FB and FBA.
-    pub fn from_params(p: &Params, n_ports: usize, n_queues: usize, group: Vec<usize>) -> Result<FbCore, String> {
-        let congested = match p.str_or("congested", "nonempty", &["nonempty", "bytes", "soft"])?.as_str() {
+    ///
+    /// Default congested-queue definition (`congested = "threshold"`): a queue holding at least
+    /// `congested_fraction` (0.5, [`CONGESTED_FRACTION`]) of its own threshold. FB §5.1 counts "queues above a
+    /// threshold" both for N_p and for the per-port count that gives γ, and App. A.3's steady
+    /// state counts the queues "controlled by a threshold". A queue of ACKs or SYNs sits far
+    /// below its threshold, so control traffic does not shrink data thresholds (a per-packet
+    /// round robin does keep an ACK queue backlogged: ~11 KB in the Must-show B scenario, so a
+    /// byte floor such as one full packet would still count it).
+    pub fn from_params(p: &Params, ctx: &BmContext, group: Vec<usize>) -> Result<FbCore, String> {
+        let (n_ports, n_queues) = (ctx.port_rate_bps.len(), ctx.n_queues);
+        let kind = p.str_or("congested", "threshold", &["threshold", "nonempty", "bytes", "soft"])?;
+        if kind != "threshold" && p.f64_list("congested_fraction")?.is_some() {
+            return Err("switch.bm.congested_fraction: only used with congested = \"threshold\"".into());
+        }
+        let congested = match kind.as_str() {
+            "threshold" => {
+                let f = p.f64_or("congested_fraction", CONGESTED_FRACTION)?;
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(format!("switch.bm.congested_fraction = {f}: not allowed; must be in (0, 1]"));
+                }
+                Congested::Threshold(f)
+            }
             "nonempty" => Congested::Bytes(1),
             "bytes" => {
-                let b = p.f64_or("congested_bytes", 1500.0)?;
+                let b = p.f64_or("congested_bytes", ctx.full_packet_bytes())?;
                 check_positive("congested_bytes", &[b])?;
                 Congested::Bytes(b.ceil() as u64)
             }
             _ => {
-                let s = p.f64_or("congested_sat_bytes", 28_000.0)?;
+                let s = p.f64_or("congested_sat_bytes", ctx.code_bytes(28_000.0))?;
                 check_positive("congested_sat_bytes", &[s])?;
                 Congested::Soft(s)
             }
@@ -123,17 +155,13 @@ impl FbCore {
             cong_q: vec![0; N_GROUPS],
             port_cnt: vec![0; n_ports * N_GROUPS],
             cong_p: vec![0; N_GROUPS],
+            flag: vec![false; nqt],
         })
     }
 
-    /// Keep the incremental counts in step with a queue going from `old` to `new` bytes.
+    /// Record queue `q` becoming (`is`) or ceasing to be congested in the incremental counts.
     #[inline]
-    pub fn on_change(&mut self, q: QueueRef, old: u64, new: u64) {
-        let Congested::Bytes(x) = self.congested else { return };
-        let (was, is) = (old >= x, new >= x);
-        if was == is {
-            return;
-        }
+    fn count(&mut self, q: QueueRef, is: bool) {
         let g = self.group[q.queue];
         let pc = &mut self.port_cnt[q.port * N_GROUPS + g];
         if is {
@@ -151,6 +179,43 @@ impl FbCore {
         }
     }
 
+    /// Threshold mode: re-evaluate whether `q` is congested (q ≥ fraction · α·γ/N_p·(B − Q)).
+    #[inline]
+    pub fn refresh(&mut self, st: &BufferState, q: QueueRef, alpha: f64) {
+        let Congested::Threshold(f) = self.congested else { return };
+        let i = st.idx(q);
+        let len = st.queue_bytes[i];
+        let is = len > 0 && len as f64 >= f * self.omega(st, q, alpha) * st.remaining_bytes() as f64;
+        if is != self.flag[i] {
+            self.flag[i] = is;
+            self.count(q, is);
+        }
+    }
+
+    /// Threshold mode, FBA: classify every queue against the DT threshold α_dt·(B − Q) in force.
+    pub fn refresh_all_dt(&mut self, st: &BufferState, alpha_dt: &[f64]) {
+        let Congested::Threshold(f) = self.congested else { return };
+        let r = st.remaining_bytes() as f64;
+        for i in 0..self.flag.len() {
+            let len = st.queue_bytes[i];
+            let is = len > 0 && len as f64 >= f * alpha_dt[i] * r;
+            if is != self.flag[i] {
+                self.flag[i] = is;
+                self.count(QueueRef { port: i / self.n_queues, queue: i % self.n_queues }, is);
+            }
+        }
+    }
+
+    /// Keep the incremental counts in step with a queue going from `old` to `new` bytes.
+    #[inline]
+    pub fn on_change(&mut self, q: QueueRef, old: u64, new: u64) {
+        let Congested::Bytes(x) = self.congested else { return };
+        let (was, is) = (old >= x, new >= x);
+        if was != is {
+            self.count(q, is);
+        }
+    }
+
     /// N_p seen by queue `q`, from the incremental counts (Bytes mode) or a scan (Soft).
     /// The queue itself always counts (as `sched_share` does): N_p ≥ 1.
     #[inline]
@@ -160,6 +225,14 @@ impl FbCore {
                 let g = self.group[q.queue];
                 match self.np {
                     NpCount::Queues => (self.cong_q[g] + (st.qbytes(q) < x) as usize) as f64,
+                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
+                }
+            }
+            Congested::Threshold(_) => {
+                let g = self.group[q.queue];
+                let me = self.flag[st.idx(q)];
+                match self.np {
+                    NpCount::Queues => (self.cong_q[g] + !me as usize) as f64,
                     NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
                 }
             }
@@ -183,6 +256,16 @@ impl FbCore {
                 };
                 n as f64
             }
+            Congested::Threshold(_) => {
+                let cong = |p: usize, c: usize| in_g(c) && self.flag[p * nq + c];
+                let n = match self.np {
+                    NpCount::Queues => (0..self.n_ports).map(|p| (0..nq).filter(|&c| cong(p, c)).count()).sum::<usize>() + !self.flag[st.idx(q)] as usize,
+                    NpCount::Ports => {
+                        (0..self.n_ports).filter(|&p| (0..nq).any(|c| cong(p, c))).count() + !(0..nq).any(|c| cong(q.port, c)) as usize
+                    }
+                };
+                n as f64
+            }
             Congested::Soft(sat) => {
                 let s: f64 = match self.np {
                     NpCount::Queues => (0..self.n_ports)
@@ -197,16 +280,35 @@ impl FbCore {
         }
     }
 
+    /// Whether queue (port, c) is congested under the congested-queue definition (soft: saturated).
+    #[inline]
+    fn is_congested(&self, st: &BufferState, port: usize, c: usize) -> bool {
+        let len = st.queue_bytes[port * self.n_queues + c];
+        match self.congested {
+            Congested::Bytes(x) => len >= x,
+            Congested::Soft(sat) => len as f64 >= sat,
+            Congested::Threshold(_) => self.flag[port * self.n_queues + c],
+        }
+    }
+
+    /// The scheduler share of `q` among the congested queues of its port (FB §5.1: the SYNC
+    /// packets count "the queues above a threshold" per port, "equivalent to the normalized
+    /// dequeue rate per queue given the scheduling algorithm").
+    #[inline]
+    fn sched_gamma(&self, st: &BufferState, q: QueueRef) -> f64 {
+        st.sched_share_among(q, |c| self.is_congested(st, q.port, c))
+    }
+
     /// γ of queue `q`.
     #[inline]
     pub fn gamma(&self, st: &BufferState, q: QueueRef) -> f64 {
         match self.gamma {
             Gamma::One => 1.0,
-            Gamma::Scheduler => st.sched_share(q),
+            Gamma::Scheduler => self.sched_gamma(st, q),
             Gamma::Measured => {
                 let m = self.meas[st.idx(q)];
                 if m.is_nan() {
-                    st.sched_share(q)
+                    self.sched_gamma(st, q)
                 } else {
                     m
                 }
@@ -325,7 +427,7 @@ pub struct Fb {
     tick: Option<Time>,
 }
 
-const COMMON_KEYS: &[&str] = &["mode", "alpha_low", "alpha_high", "congested", "congested_bytes", "congested_sat_bytes", "np_count", "gamma", "gamma_min", "gamma_interval_us"];
+const COMMON_KEYS: &[&str] = &["mode", "alpha_low", "alpha_high", "congested", "congested_bytes", "congested_sat_bytes", "congested_fraction", "np_count", "gamma", "gamma_min", "gamma_interval_us"];
 
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
     Ok(Box::new(Fb::new(p, ctx)?))
@@ -334,7 +436,6 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, Stri
 impl Fb {
     pub fn new(p: &Params, ctx: &BmContext) -> Result<Fb, String> {
         let nq = ctx.n_queues;
-        let n_ports = ctx.port_rate_bps.len();
         let default_mode = if nq == 1 { "single" } else { "multi" };
         let mode = p.str_or("mode", default_mode, &["multi", "single"])?;
         let mut keys: Vec<&str> = COMMON_KEYS.to_vec();
@@ -356,14 +457,15 @@ impl Fb {
                 "flow_bytes" => ClassKind::FlowBytes,
                 _ => ClassKind::Unsched,
             };
-            let short = p.f64_or("short_flow_bytes", 21_000.0)?;
+            // The ABM code's FAB limit (15 × 1,400 B) as the same number of full packets (item 6).
+            let short = p.f64_or("short_flow_bytes", ctx.code_bytes(21_000.0))?;
             let idle_us = p.f64_or("flow_idle_us", 5_000.0)?;
             check_positive("short_flow_bytes", &[short])?;
             check_positive("flow_idle_us", &[idle_us])?;
             let c = Classifier { kind, short_bytes: short.ceil() as u64, idle_ps: (idle_us * PS_PER_US as f64) as Time, flows: HashMap::new(), last_purge: 0 };
             (vec![a_low; nq], vec![0; nq], Some(c))
         };
-        let core = FbCore::from_params(p, n_ports, nq, group)?;
+        let core = FbCore::from_params(p, ctx, group)?;
         let gi = p.f64_or("gamma_interval_us", if ctx.base_rtt_ps > 0 { ctx.base_rtt_ps as f64 / PS_PER_US as f64 } else { 10.0 })?;
         check_positive("gamma_interval_us", &[gi])?;
         let gi_ps = ((gi * PS_PER_US as f64) as Time).max(1);
@@ -373,6 +475,17 @@ impl Fb {
             classifier.as_ref().filter(|c| c.kind == ClassKind::FlowBytes).map(|c| c.idle_ps.max(1))
         };
         Ok(Fb { core, alpha, alpha_high: a_high, alpha_low: a_low, classifier, tick })
+    }
+
+    /// The α whose threshold decides whether queue `q` is congested: its class's α (multi), the
+    /// long-flow α_L (single: the threshold that controls a standing queue).
+    #[inline]
+    fn flag_alpha(&self, q: QueueRef) -> f64 {
+        if self.classifier.is_some() {
+            self.alpha_low
+        } else {
+            self.alpha[q.queue]
+        }
     }
 
     #[inline]
@@ -397,6 +510,8 @@ impl BufferManager for Fb {
 
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
+        let a_ref = self.flag_alpha(q);
+        self.core.refresh(st, q, a_ref);
         let alpha = match &mut self.classifier {
             None => self.alpha[q.queue],
             Some(c) => {
@@ -423,12 +538,16 @@ impl BufferManager for Fb {
     fn on_enqueue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) {
         let new = st.qbytes(q);
         self.core.on_change(q, new - pkt.size_bytes as u64, new);
+        let a = self.flag_alpha(q);
+        self.core.refresh(st, q, a);
     }
 
     #[inline]
     fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> bool {
         let new = st.qbytes(q);
         self.core.on_change(q, new + pkt.size_bytes as u64, new);
+        let a = self.flag_alpha(q);
+        self.core.refresh(st, q, a);
         true
     }
 
@@ -455,16 +574,18 @@ mod tests {
 
     const B: u64 = 1_000_000;
 
+    /// The context uses the ABM code's own data packet (1,400 B payload + 32 B header), so the
+    /// code's byte constants (28,000 B, 21,000 B) keep their values (`BmContext::code_bytes`).
     fn mk(params: Value, nq: usize, ports: usize) -> Fb {
         let m = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
-        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0, mss_bytes: 1400, header_bytes: 32 };
         Fb::new(&Params::new("switch.bm", &m), &ctx).unwrap()
     }
 
     fn build_err(params: Value, nq: usize) -> String {
         let m = params.as_object().unwrap().clone();
-        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: B, n_queues: nq, port_rate_bps: &[1; 4], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         build(&Params::new("switch.bm", &m), &ctx).err().unwrap()
     }
 
@@ -487,7 +608,8 @@ mod tests {
     #[test]
     fn threshold_is_eq3_multi_queue() {
         // 4 ports × 2 queues; queue 1 high (α_H = 20), queue 0 low (α_L = 0.5); round robin.
-        let mut fb = mk(json!({"high": [0, 1]}), 2, 4);
+        // Eq. 3 with N_p counting non-empty queues (FB §4.2), to check the formula itself.
+        let mut fb = mk(json!({"high": [0, 1], "congested": "nonempty"}), 2, 4);
         let mut st = state(B, 4, 2);
         enq(&mut fb, &mut st, qr(0, 0), 100_000); // low, port 0
         enq(&mut fb, &mut st, qr(1, 0), 50_000); // low, port 1
@@ -522,7 +644,7 @@ mod tests {
     #[test]
     fn threshold_is_eq3_drr_and_strict_priority() {
         // Both queues of port 0 low priority, DRR 1:3: γ = 1/4 and 3/4, N_low = 2.
-        let mut fb = mk(json!({"alpha": [0.5, 2.0]}), 2, 2);
+        let mut fb = mk(json!({"alpha": [0.5, 2.0], "congested": "nonempty"}), 2, 2);
         let mut st = BufferState::new(B, vec![10_000_000_000; 2], 2, SchedKind::Drr(vec![1, 3]));
         enq(&mut fb, &mut st, qr(0, 0), 10_000);
         enq(&mut fb, &mut st, qr(0, 1), 40_000);
@@ -539,7 +661,8 @@ mod tests {
     fn paper_examples_fig5() {
         // FB §3 Fig. 5a: 60-packet buffer, a high queue (α 2) and three low queues (α 1), one
         // per port: steady state 30 high, 5 per low queue, 15 remaining (Eq. 14).
-        let mut fb = mk(json!({"alpha": [1.0, 2.0], "high": [0, 1]}), 2, 4);
+        // Lengths are in packets here, so a queue is congested when non-empty.
+        let mut fb = mk(json!({"alpha": [1.0, 2.0], "high": [0, 1], "congested": "nonempty"}), 2, 4);
         let mut st = state(60, 4, 2);
         enq(&mut fb, &mut st, qr(0, 1), 30);
         for p in 1..4 {
@@ -550,7 +673,7 @@ mod tests {
         // Fig. 5b: five low queues (α 1) on one port: 6 packets each with N counted per port
         // (np_count = "ports", γ = 1/5); per queue (Eq. 3 literally) it is 2.
         for (np, want) in [("ports", 6.0), ("queues", 2.0)] {
-            let mut fb = mk(json!({"alpha": 1.0, "np_count": np}), 5, 2);
+            let mut fb = mk(json!({"alpha": 1.0, "np_count": np, "congested": "nonempty"}), 5, 2);
             let mut st = state(60, 2, 5);
             for c in 0..5 {
                 enq(&mut fb, &mut st, qr(0, c), want as u32);
@@ -591,7 +714,7 @@ mod tests {
     fn single_queue_classifier() {
         // One queue per port: the first 21,000 B of a flow get α_H = 20, later packets α_L = 0.5;
         // N counts all congested queues of the buffer, γ = 1.
-        let mut fb = mk(json!({}), 1, 3);
+        let mut fb = mk(json!({"congested": "nonempty"}), 1, 3);
         let mut st = state(B, 3, 1);
         enq(&mut fb, &mut st, qr(1, 0), 10_000);
         enq(&mut fb, &mut st, qr(2, 0), 10_000);
@@ -604,12 +727,25 @@ mod tests {
             let t = fb.threshold_bytes(&st, q, &p, 0).unwrap();
             let want = if i < 14 { 20.0 } else { 0.5 } / 3.0 * r;
             assert!((t - want).abs() < 1e-6, "packet {i}: {t} vs {want}");
-            assert_eq!(fb.admit(&st, q, &p, 0), Admission::Accept);
+            fb.admit(&st, q, &p, 0);
         }
         // Another flow in the same queue is still short.
         let mut p2 = p;
         p2.flow = 8;
         assert!((fb.threshold_bytes(&st, q, &p2, 0).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
+        // Admission follows the class: with 161,000 B queued (R = 819,000, N = 3) flow 7's next
+        // packet faces 0.5/3·R = 136,500 and is dropped; flow 8's faces 20/3·R and is admitted.
+        enq(&mut fb, &mut st, q, 161_000);
+        assert_eq!(fb.admit(&st, q, &p, 0), Admission::Drop);
+        assert_eq!(fb.admit(&st, q, &p2, 0), Admission::Accept);
+        // 161,000 B queued: 1,500 more fit under the long-flow threshold only below 136,500 — a
+        // queue of 135,000 admits flow 7 again (the threshold, not the classifier, decides).
+        deq(&mut fb, &mut st, q, 26_000);
+        let r2 = (B - 155_000) as f64;
+        assert!(135_000.0 + 1_500.0 <= 0.5 / 3.0 * r2);
+        assert_eq!(fb.admit(&st, q, &p, 0), Admission::Accept);
+        deq(&mut fb, &mut st, q, 135_000);
+        let r = (B - 20_000) as f64;
         // After 5 ms idle the flow counts as new again; the tick purges idle flows.
         let later = 6_000 * PS_PER_US;
         assert!((fb.threshold_bytes(&st, q, &p, later).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
@@ -617,16 +753,61 @@ mod tests {
         fb.on_tick(&st, later);
         assert!(fb.classifier.as_ref().unwrap().flows.is_empty());
         // UNSCHED-flag classifier.
-        let fb = mk(json!({"classifier": "unsched"}), 1, 3);
+        // UNSCHED-flag classifier (same buffer state, fed through this scheme's hooks: N = 3).
+        let mut fb = mk(json!({"classifier": "unsched", "congested": "nonempty"}), 1, 3);
+        let mut st = state(B, 3, 1);
+        enq(&mut fb, &mut st, qr(1, 0), 10_000);
+        enq(&mut fb, &mut st, qr(2, 0), 10_000);
         let mut u = pkt(1500, 0);
         u.flags = flags::UNSCHED;
-        assert!((fb.threshold_bytes(&st, q, &u, 0).unwrap() - 20.0 * r).abs() < 1e-6);
-        assert!((fb.threshold_bytes(&st, q, &pkt(1500, 0), 0).unwrap() - 0.5 * r).abs() < 1e-6);
+        assert!((fb.threshold_bytes(&st, q, &u, 0).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
+        assert!((fb.threshold_bytes(&st, q, &pkt(1500, 0), 0).unwrap() - 0.5 / 3.0 * r).abs() < 1e-6);
+    }
+
+    /// Issue #9 item 4: a queue of ACKs is not congested (it sits far below its threshold): it
+    /// neither adds to N_low nor halves γ of the data queue on its port (FB §5.1 counts queues
+    /// above a threshold, App. A.3 the queues controlled by one). Before the fix (congested =
+    /// non-empty) T fell 4x: N 1 → 2, γ 1 → 1/2.
+    #[test]
+    fn ack_queue_does_not_shrink_data_thresholds() {
+        // Two low-priority queues per port (ACKs in queue 0, data in queue 1), round robin, α 0.5.
+        let mut fb = mk(json!({"alpha": 0.5}), 2, 2);
+        let mut st = state(B, 2, 2);
+        // The data queue at its steady state B·α/(1+α) = 333,333 B (≥ 0.5 T: congested).
+        enq(&mut fb, &mut st, qr(0, 1), 333_000);
+        // 11,000 B of ACKs (a round robin keeps that many backlogged under reverse traffic). The ACK
+        // queue's own threshold is 0.5·(1/2)/2·(B − 344,000) = 82,000 (it would share the port and
+        // N_low with the data queue): 11,000 < 0.5 · 82,000, so it is not congested.
+        for _ in 0..200 {
+            enq(&mut fb, &mut st, qr(0, 0), 55);
+        }
+        let r = (B - 344_000) as f64;
+        let t = thr(&fb, &st, qr(0, 1));
+        assert!((t - 0.5 * r).abs() < 1e-6, "{t} vs {}", 0.5 * r);
+        assert_eq!(fb.core.n_p(&st, qr(0, 1)), 1.0);
+        assert_eq!(fb.core.n_p_scan(&st, qr(0, 1)), 1.0);
+        // The same state with N_p counting non-empty queues (FB §4.2 read literally): α/4.
+        let mut lit = mk(json!({"alpha": 0.5, "congested": "nonempty"}), 2, 2);
+        let mut st2 = state(B, 2, 2);
+        enq(&mut lit, &mut st2, qr(0, 1), 333_000);
+        enq(&mut lit, &mut st2, qr(0, 0), 11_000);
+        assert!((thr(&lit, &st2, qr(0, 1)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
+        // A second data queue above its threshold does share the port and the buffer: two queues
+        // of 300,000 B (R = 400,000) exceed 0.5 T whether or not the other counts (T ≤ 0.5·R =
+        // 200,000), so both are congested: N = 2, γ = 1/2.
+        let mut fb = mk(json!({"alpha": 0.5}), 2, 2);
+        let mut st = state(B, 2, 2);
+        enq(&mut fb, &mut st, qr(0, 1), 300_000);
+        enq(&mut fb, &mut st, qr(0, 0), 300_000);
+        enq(&mut fb, &mut st, qr(0, 1), 1); // re-evaluates queue 1 now that queue 0 counts
+        let r = (B - 600_001) as f64;
+        assert!((thr(&fb, &st, qr(0, 1)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6);
+        assert_eq!(fb.core.n_p(&st, qr(0, 1)), fb.core.n_p_scan(&st, qr(0, 1)));
     }
 
     #[test]
     fn measured_gamma() {
-        let mut fb = mk(json!({"gamma": "measured", "gamma_interval_us": 10}), 2, 2);
+        let mut fb = mk(json!({"gamma": "measured", "gamma_interval_us": 10, "congested": "nonempty"}), 2, 2);
         assert_eq!(fb.tick_interval_ps(), Some(10 * PS_PER_US));
         let mut st = state(B, 2, 2);
         enq(&mut fb, &mut st, qr(0, 0), 50_000);

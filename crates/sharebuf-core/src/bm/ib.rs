@@ -74,6 +74,11 @@ pub struct IntelligentBuffer {
     rng: Xoshiro256PlusPlus,
 }
 
+/// Headroom above the DT threshold for mice/DPP packets in `nexus` mode (FB §6.2 "IB uses
+/// headroom for short flows"; value ours: one BDP of the papers' 10G/10 µs fabric). ABM's
+/// headroom "similar to IB" (ABM §4.1) uses the same value.
+pub const HEADROOM_BYTES: f64 = 100_000.0;
+
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
     Ok(Box::new(build_ib(p, ctx)?))
 }
@@ -100,7 +105,9 @@ fn build_ib(p: &Params, ctx: &BmContext) -> Result<IntelligentBuffer, String> {
     let g = if code { 1.0 } else { 1.0 / 16.0 };
     let gain_a = p.f64_or("afd_gain_a", 1.8 * g)?;
     let gain_b = p.f64_or("afd_gain_b", 1.7 * g)?;
-    let qref = p.f64_or("afd_qref_bytes", 100_000.0)?;
+    // The code's RTTBytes (100,000 B) and 150 KiB were counted on 1,432-byte packets: keep the
+    // same number of this scenario's full packets (issue #9 item 6, BmContext::code_bytes).
+    let qref = p.f64_or("afd_qref_bytes", ctx.code_bytes(100_000.0))?;
     let scale = p.f64_or("afd_scale", if code { 15.0 } else { 1.0 })?;
     check_positive("afd_window_us", &[window_us])?;
     check_positive("afd_gain_a", &[gain_a])?;
@@ -128,14 +135,14 @@ fn build_ib(p: &Params, ctx: &BmContext) -> Result<IntelligentBuffer, String> {
     for (m, x) in mfair0.iter_mut().zip(&mfair_max) {
         *m = m.min(*x);
     }
-    let min_q = p.f64_or("afd_min_queue_bytes", if code { 150.0 * 1024.0 } else { 0.0 })?;
+    let min_q = p.f64_or("afd_min_queue_bytes", if code { ctx.code_bytes(150.0 * 1024.0) } else { 0.0 })?;
     let etrap_bytes = p.f64_or("etrap_bytes", 1_048_576.0)?;
     let idle_us = p.f64_or("flow_idle_us", 5000.0)?;
     check_positive("flow_idle_us", &[idle_us])?;
     let dpp = p.bool_or("dpp", !code)?;
     let dpp_packets = p.f64_or("dpp_packets", 72.0)?;
     let dpp_queue = p.f64_or("dpp_queue", 0.0)?;
-    let headroom = p.f64_or("headroom_bytes", if code { 0.0 } else { 100_000.0 })?;
+    let headroom = p.f64_or("headroom_bytes", if code { 0.0 } else { HEADROOM_BYTES })?;
     for (k, v) in [("afd_min_queue_bytes", min_q), ("etrap_bytes", etrap_bytes), ("dpp_packets", dpp_packets), ("headroom_bytes", headroom)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("switch.bm.{k} = {v}: must be a finite number >= 0"));
@@ -314,7 +321,8 @@ mod tests {
     fn mk(params: serde_json::Value, nq: usize, ports: usize, buffer: u64) -> IntelligentBuffer {
         let params = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
-        let ctx = BmContext { buffer_bytes: buffer, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 7, switch_index: 0 };
+        // The ABM code's own data packet (1,400 + 32 B), so its byte constants keep their values.
+        let ctx = BmContext { buffer_bytes: buffer, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 7, switch_index: 0, mss_bytes: 1400, header_bytes: 32 };
         build_ib(&Params::new("switch.bm", &params), &ctx).unwrap()
     }
 
@@ -418,38 +426,61 @@ mod tests {
 
     #[test]
     fn nexus_mode_afd_targets_elephants_only() {
-        let mut bm = mk(json!({"alpha": 1.0, "etrap_bytes": 10_000, "dpp": false, "headroom_bytes": 0, "afd_mfair0": 20_000, "afd_gain_a": 1.8, "afd_gain_b": 1.7}), 1, 1, 10_000_000);
-        // Defaults of the nexus mode: bytes, per flow, cap = 10 Gb/s · 50 µs = 62,500 B.
+        // The PI controller driven by the queue, with the nexus defaults: a = 1.8/16, b = 1.7/16,
+        // Q_ref = 100,000 B, M_fair0 = cap = 10 Gb/s · 50 µs = 62,500 B, M in bytes per flow.
+        let mut bm = mk(json!({"alpha": 1.0, "etrap_bytes": 10_000, "dpp": false, "headroom_bytes": 0}), 1, 1, 10_000_000);
         assert!(bm.afd_per_flow && !bm.count_packets && bm.scale == 1.0 && bm.min_q == 0);
         assert_eq!(bm.mfair_max[0], 62_500.0);
+        assert_eq!(bm.mfair[0], 62_500.0);
+        let (a, b) = (1.8 / 16.0, 1.7 / 16.0);
         let mut st = state(10_000_000, 1, 1);
         let q = QueueRef { port: 0, queue: 0 };
-        st.on_enqueue(q, 100_000);
-        // Window 0: elephant flow 1 sends 40 × 1,000 B; mouse flow 2 sends 5 × 1,000 B.
-        for _ in 0..40 {
-            bm.admit(&st, q, &flow_pkt(1, 1_000, 0), 10);
-        }
-        for _ in 0..5 {
-            bm.admit(&st, q, &flow_pkt(2, 1_000, 0), 10);
-        }
-        // Q_now = Q_ref, Q_old = 0: M_fair = 20,000 + 1.7·(0 − 100,000) < 0 -> 0. Use a gentler state:
-        st.on_enqueue(q, 100_000); // Q_now = 200,000
-        bm.q_old[0] = 300_000.0;
+        st.on_enqueue(q, 200_000);
+        // Window 1 (t = 50 µs): Q_now = 200,000, Q_old = 0:
+        // M_fair = 62,500 − a·100,000 + b·(−100,000) = 40,625.
         bm.on_tick(&st, 50 * PS_PER_US);
-        // 20,000 − 1.8·100,000 + 1.7·200,000 = 180,000 -> capped at 62,500.
-        assert_eq!(bm.mfair[0], 62_500.0);
-        bm.mfair[0] = 10_000.0;
-        // Elephant: M = 40,000 B in the last window -> p = 1 − 10,000/40,000 = 0.75.
+        let m1 = 62_500.0 - a * 100_000.0 - b * 100_000.0;
+        assert!((bm.mfair[0] - m1).abs() < 1e-6 && (m1 - 40_625.0).abs() < 1e-9);
+        // Window 2 (t = 100 µs): Q_now = Q_old = 200,000: M_fair = 40,625 − a·100,000 + b·100,000 = 40,000.
+        bm.on_tick(&st, 100 * PS_PER_US);
+        assert!((bm.mfair[0] - 40_000.0).abs() < 1e-6, "{}", bm.mfair[0]);
+        // In window 2 (100–150 µs) the elephant sends 80 × 1,000 B and the mouse 5 × 1,000 B. Their
+        // previous window was empty (M forced to 1 ≤ M_fair): nothing is AFD-dropped yet.
+        for k in 0..80 {
+            assert_eq!(bm.admit(&st, q, &flow_pkt(1, 1_000, 0), 100 * PS_PER_US + k), Admission::Accept);
+        }
+        for k in 0..5 {
+            assert_eq!(bm.admit(&st, q, &flow_pkt(2, 1_000, 0), 100 * PS_PER_US + k), Admission::Accept);
+        }
+        // Window 3: the elephant's M = 80,000 B -> p = 1 − 40,000/80,000 = 0.5.
         let n = 8_000;
-        let acc = (0..n).filter(|_| bm.admit(&st, q, &flow_pkt(1, 1_000, 0), 60 * PS_PER_US) == Admission::Accept).count();
-        assert!((acc as f64 / n as f64 - 0.25).abs() < 0.02, "{acc}");
+        let acc = (0..n).filter(|_| bm.admit(&st, q, &flow_pkt(1, 1_000, 0), 160 * PS_PER_US) == Admission::Accept).count();
+        assert!((acc as f64 / n as f64 - 0.5).abs() < 0.025, "{acc}"); // > 4.4 σ
         // The mouse (5,000 B < etrap) is never AFD-dropped.
-        assert!((0..5).all(|_| bm.admit(&st, q, &flow_pkt(2, 1_000, 0), 60 * PS_PER_US) == Admission::Accept));
+        assert!((0..5).all(|_| bm.admit(&st, q, &flow_pkt(2, 1_000, 0), 160 * PS_PER_US) == Admission::Accept));
+        // The queue back at Q_ref for two windows: M_fair rises by b·(200,000 − 100,000) then holds.
+        st.on_dequeue(q, 100_000, true);
+        bm.on_tick(&st, 200 * PS_PER_US);
+        assert!((bm.mfair[0] - (40_000.0 + b * 100_000.0)).abs() < 1e-6);
+        bm.on_tick(&st, 250 * PS_PER_US);
+        assert!((bm.mfair[0] - (40_000.0 + b * 100_000.0)).abs() < 1e-6);
+    }
+
+    /// Issue #9 item 6: the code's byte constants (RTTBytes 100,000 B, 150 KiB) keep their
+    /// number of full packets: ×1,502/1,432 with 1,448 + 54 B wire packets.
+    #[test]
+    fn code_constants_scale_with_the_packet_size() {
+        let rates = [10_000_000_000u64; 2];
+        let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: 1, port_rate_bps: &rates, base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
+        let bm = build_ib(&Params::new("switch.bm", json!({"mode": "abm_code"}).as_object().unwrap()), &ctx).unwrap();
+        assert_eq!(bm.min_q, (153_600.0_f64 / 1_432.0 * 1_502.0) as u64);
+        assert_eq!(bm.min_q, 161_108);
+        assert!((bm.qref - 100_000.0 / 1_432.0 * 1_502.0).abs() < 1e-6);
     }
 
     #[test]
     fn bad_params() {
-        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0 };
+        let ctx = BmContext { buffer_bytes: 1, n_queues: 2, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         for (p, want) in [
             (json!({"mode": "cisco"}), "nexus, abm_code"),
             (json!({"dpp_queue": 2}), "dpp_queue"),

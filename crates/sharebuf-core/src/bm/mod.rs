@@ -114,10 +114,18 @@ impl BufferState {
     /// always counts, so an empty queue gets the share it would have with one packet.
     pub fn sched_share(&self, q: QueueRef) -> f64 {
         let base = q.port * self.n_queues;
-        let backlogged = |i: usize| i == q.queue || self.queue_bytes[base + i] > 0;
+        self.sched_share_among(q, |i| self.queue_bytes[base + i] > 0)
+    }
+
+    /// The queue's share of its port when only the queues `busy(queue index)` of its port (and
+    /// the queue itself) compete: ABM §3.3 and FB §5.1 count *congested* queues of the port, so
+    /// a queue holding a few ACKs does not halve its neighbours' share.
+    #[inline]
+    pub fn sched_share_among(&self, q: QueueRef, busy: impl Fn(usize) -> bool) -> f64 {
+        let backlogged = |i: usize| i == q.queue || busy(i);
         match &self.sched {
             SchedKind::StrictPriority => {
-                if (0..q.queue).any(|i| self.queue_bytes[base + i] > 0) {
+                if (0..q.queue).any(|i| busy(i)) {
                     0.0
                 } else {
                     1.0
@@ -201,6 +209,15 @@ pub trait BufferManager: Send {
         true
     }
 
+    /// Called when the switch pushes `pkt` out of queue `q` (an `Admission::PushOut` victim;
+    /// state already updated). The packet leaves the queue without being sent, so schemes that
+    /// keep per-queue state must see it; by default it is forwarded to `on_dequeue` (whose
+    /// verdict is moot: the packet is dropped anyway). Schemes for which a dequeue means a
+    /// transmission (sojourn samples) override it.
+    fn on_evict(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) {
+        let _ = self.on_dequeue(st, q, pkt, now);
+    }
+
     /// Period of `on_tick`, if the scheme needs one.
     fn tick_interval_ps(&self) -> Option<Time> {
         None
@@ -221,6 +238,31 @@ pub struct BmContext<'a> {
     pub seed: u64,
     /// Index of the switch this scheme instance runs on.
     pub switch_index: usize,
+    /// Payload bytes of a full segment (`transport.mss_bytes`) and header bytes per packet
+    /// (`transport.header_bytes`): a full data packet holds `mss + header` bytes of buffer.
+    pub mss_bytes: u32,
+    pub header_bytes: u32,
+}
+
+/// Bytes one full data packet occupies in the ABM authors' ns-3 code, whose queues count
+/// `packet->GetSize()` = 1,400 B payload + 32 B TCP header, without IP/Ethernet headers
+/// (ns3-datacenter-notes §1 "Units are bytes").
+pub const CODE_DATA_PKT_BYTES: f64 = 1_432.0;
+
+impl BmContext<'_> {
+    /// Wire bytes of one full data packet of the scenario (mss + header).
+    #[inline]
+    pub fn full_packet_bytes(&self) -> f64 {
+        (self.mss_bytes + self.header_bytes) as f64
+    }
+
+    /// A byte constant of the ABM authors' code (counted on 1,432-byte data packets) expressed
+    /// as the same number of this scenario's full packets, in wire bytes: `b / 1432 · (mss +
+    /// header)`. E.g. FAB's 21,000 B (15 × 1,400) lets 15 packets through as young in both.
+    #[inline]
+    pub fn code_bytes(&self, b: f64) -> f64 {
+        b / CODE_DATA_PKT_BYTES * self.full_packet_bytes()
+    }
 }
 
 type Builder = fn(&Params, &BmContext) -> Result<Box<dyn BufferManager>, String>;
