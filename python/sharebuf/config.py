@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .errors import ScenarioError
 
@@ -62,6 +62,9 @@ class LeafSpine(Section):
     #: Default: full bisection (servers_per_leaf x host rate spread over the uplinks).
     fabric_link_gbps: Optional[PosFloat] = None
     link_delay_us: NonNegFloat = 10.0
+    #: "salted": an independent ECMP hash at every switch; "same": one hash at every switch
+    #: (ns-3 global routing, the ABM authors' simulator: hash polarization).
+    ecmp_hash: Literal["salted", "same"] = "salted"
 
     def fabric_gbps(self) -> float:
         if self.fabric_link_gbps is not None:
@@ -81,7 +84,7 @@ class LeafSpine(Section):
     def engine(self) -> dict:
         return dict(kind="leaf_spine", leaves=self.leaves, spines=self.spines, servers_per_leaf=self.servers_per_leaf,
                     links_per_leaf_spine=self.links_per_leaf_spine, host_link_bps=bps(self.host_link_gbps),
-                    fabric_link_bps=bps(self.fabric_gbps()), link_delay_ps=us(self.link_delay_us))
+                    fabric_link_bps=bps(self.fabric_gbps()), link_delay_ps=us(self.link_delay_us), ecmp_hash=self.ecmp_hash)
 
 
 class Star(Section):
@@ -93,6 +96,9 @@ class Star(Section):
     @property
     def n_hosts(self) -> int:
         return self.hosts
+
+    #: Accepted for profiles; a star has one path, so it has no effect.
+    ecmp_hash: Literal["salted", "same"] = "salted"
 
     @property
     def host_link_gbps(self) -> float:
@@ -130,6 +136,12 @@ class SwitchSection(Section):
     drr_quantum_bytes: Annotated[int, Field(ge=1)] = 1500
     #: ECN step-marking threshold per queue (one value, or one per queue); omit for none.
     ecn_k_bytes: Optional[Union[Annotated[int, Field(ge=0)], List[Annotated[int, Field(ge=0)]]]] = None
+    #: Per-port device FIFO (packets) below the buffer manager, outside the shared buffer, as
+    #: ns-3's PointToPointNetDevice queue (100 p by default there); 0: none.
+    device_queue_packets: Annotated[int, Field(ge=0, le=100_000)] = 0
+    #: "wire": payload + headers; "ip_payload": wire minus point-to-point (2 B) and IPv4 (20 B)
+    #: headers, as ns-3 queue discs count (1432 B per 1400 B segment with timestamps, 32 B per ACK).
+    buffer_accounting: Literal["wire", "ip_payload"] = "wire"
     bm: BmSection = Field(default_factory=BmSection)
 
 
@@ -244,7 +256,55 @@ class OutputSection(Section):
     queue_sample_us: NonNegFloat = 0.0
 
 
+# ----------------------------------------------------------------------------- profiles
+#: Named compatibility profiles: dotted-key defaults applied under the user's own keys (a key
+#: the scenario sets itself wins). ``profile = "none"`` (or no profile) is sharebuf's defaults.
+#: docs/scenario.md ("Profiles") and docs/validation.md give each setting's reason.
+PROFILES: Dict[str, Dict[str, Any]] = {
+    # The ABM/Reverie/Credence authors' ns-3.39 fork (inet-tub/ns3-datacenter, "ns3dc").
+    "ns3dc": {
+        "topology.ecmp_hash": "same",                # ns-3 global routing: one hash at every switch
+        "switch.device_queue_packets": 100,          # PointToPointNetDevice DropTailQueue 100p below each queue disc
+        "switch.buffer_accounting": "ip_payload",    # queue discs count 1432 B / 32 B, not 1454 / 54
+        "transport.max_rto_us": 60e6,                # ns-3 TcpSocketBase MaxRto 60 s
+        # MERGE: "transport.cc_params.hystart": "classic",  # ns-3.39 TcpCubic HyStart=true (cubic only)
+        # MERGE: "transport.recovery": "prr",               # ns-3.39 TcpPrrRecovery (RFC 6937)
+    },
+}
+
+
+def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
+    """Apply ``data["profile"]``'s dotted-key defaults under the scenario's own keys.
+
+    Returns a new dict and the settings the profile made (dotted key -> value); keys the
+    scenario sets itself are left as they are and are not listed.
+    """
+    name = data.get("profile")
+    if name is None or name == "none":
+        return data, {}
+    if not isinstance(name, str) or name not in PROFILES:
+        raise ScenarioError(f"profile = {name!r}: unknown profile; allowed: {', '.join(['none', *PROFILES])}")
+    import copy
+
+    out = copy.deepcopy(data)
+    applied: Dict[str, Any] = {}
+    for dotted, value in PROFILES[name].items():
+        *path, leaf = dotted.split(".")
+        d = out
+        for part in path:
+            nxt = d.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ScenarioError(f"{'.'.join(path)}: expected a table (profile '{name}' sets {dotted})")
+            d = nxt
+        if leaf not in d:
+            d[leaf] = value
+            applied[dotted] = value
+    return out, applied
+
+
 class Scenario(Section):
+    #: A named compatibility profile ("ns3dc"), or "none" (sharebuf's defaults).
+    profile: Optional[Literal["none", "ns3dc"]] = None
     seed: Annotated[int, Field(ge=0, lt=2**64)] = 1
     #: Hard stop: the run ends here; unfinished flows are reported unfinished.
     max_ms: PosFloat = 100.0
@@ -258,6 +318,11 @@ class Scenario(Section):
     transport: TransportSection = Field(default_factory=TransportSection)
     workload: List[Workload] = Field(default_factory=list)
     output: OutputSection = Field(default_factory=OutputSection)
+    #: Settings the profile made (dotted key -> value), for the run's summary.
+    _profile_set: Dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def profile_report(self) -> dict:
+        return {"name": self.profile or "none", "set": dict(self._profile_set)}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -305,10 +370,13 @@ def format_validation_error(e: ValidationError) -> str:
 
 
 def parse_scenario(data: dict) -> Scenario:
+    data, applied = apply_profile(data)
     try:
-        return Scenario.model_validate(data)
+        sc = Scenario.model_validate(data)
     except ValidationError as e:
         raise ScenarioError(format_validation_error(e)) from None
+    sc._profile_set = applied
+    return sc
 
 
 def bundled_scenarios() -> List[str]:
@@ -519,7 +587,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
         topology=topo.engine(),
         switch=dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
                     drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
-                    bm=dict(scheme=sw.bm.scheme, params=bm_params)),
+                    device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=dict(scheme=sw.bm.scheme, params=bm_params)),
         host=dict(nic_ecn_k_bytes=nic_k),
         transport=dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                        init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,

@@ -49,6 +49,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         raise ScenarioError(str(e)) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)
     res.spec = spec
+    res.summary["profile"] = sc.profile_report()
     if out is not None:
         res.write(out)
     return res

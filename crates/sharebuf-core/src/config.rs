@@ -37,6 +37,9 @@ pub enum TopologySpec {
         host_link_bps: u64,
         fabric_link_bps: u64,
         link_delay_ps: u64,
+        /// "salted" (an independent hash per switch) or "same" (one hash at every switch, ns-3).
+        #[serde(default = "salted")]
+        ecmp_hash: String,
     },
     Star {
         hosts: u32,
@@ -60,7 +63,23 @@ pub struct SwitchSpec {
     /// ECN step-marking threshold per queue in bytes (one value for all queues, or one per queue).
     #[serde(default)]
     pub ecn_k_bytes: Vec<u64>,
+    /// Packets of the per-port device FIFO below the buffer manager, outside the shared
+    /// buffer (ns-3's PointToPointNetDevice queue); 0: none.
+    #[serde(default)]
+    pub device_queue_packets: u32,
+    /// "wire" (payload + headers) or "ip_payload" (wire minus the 2 B point-to-point and
+    /// 20 B IPv4 headers, as ns-3's queue discs count).
+    #[serde(default = "wire")]
+    pub buffer_accounting: String,
     pub bm: BmSpec,
+}
+
+fn wire() -> String {
+    "wire".into()
+}
+
+fn salted() -> String {
+    "salted".into()
 }
 
 fn default_quantum() -> u32 {

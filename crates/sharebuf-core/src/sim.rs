@@ -6,8 +6,8 @@ use crate::config::SimSpec;
 use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
 use crate::metrics::{Counters, QueueSample, RunOutput};
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
-use crate::switch::{DropCause, Port, SchedState, Switch};
-use crate::topology::Topology;
+use crate::switch::{DropCause, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
+use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
 use crate::transport::tcp::TcpFlow;
 use crate::transport::{Timer, TransportCfg};
@@ -45,16 +45,6 @@ pub struct Simulator {
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
     events_by_kind: [u64; 10],
-}
-
-#[inline]
-fn ecmp_hash(flow: u32, dst: u32, salt: u32) -> u64 {
-    // SplitMix64 finalizer over (flow, direction, switch): per-flow, per-direction ECMP
-    // with an independent choice at every switch.
-    let mut z = (flow as u64) << 32 ^ (dst as u64) ^ ((salt as u64) << 48) ^ 0x9E37_79B9_7F4A_7C15;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl Simulator {
@@ -98,6 +88,12 @@ impl Simulator {
         if sw.buffer_bytes == 0 {
             return Err("switch.buffer_bytes = 0: must be > 0".into());
         }
+        let acct_overhead_bytes = match sw.buffer_accounting.as_str() {
+            "wire" => 0,
+            "ip_payload" if spec.transport.header_bytes >= IP_PAYLOAD_OVERHEAD_BYTES => IP_PAYLOAD_OVERHEAD_BYTES,
+            "ip_payload" => return Err(format!("switch.buffer_accounting = 'ip_payload': needs transport.header_bytes >= {IP_PAYLOAD_OVERHEAD_BYTES} (point-to-point 2 + IPv4 20), got {}", spec.transport.header_bytes)),
+            s => return Err(format!("switch.buffer_accounting = '{s}': allowed: wire, ip_payload")),
+        };
         let max_rtt = (0..topo.n_hosts).map(|h| topo.base_rtt_ps(0, h)).max().unwrap_or(0);
         let mut ports: Vec<Port> = topo
             .ports
@@ -115,6 +111,8 @@ impl Simulator {
                 tx_bytes: 0,
                 nic_bytes: 0,
                 queued_pkts: 0,
+                dev: VecDeque::new(),
+                dev_cap: if (i as u32) < topo.n_hosts { 0 } else { sw.device_queue_packets },
                 ps_per_byte: if (8 * crate::engine::PS_PER_S) % d.rate_bps == 0 { 8 * crate::engine::PS_PER_S / d.rate_bps } else { 0 },
                 sched: SchedState::default(),
             })
@@ -135,6 +133,8 @@ impl Simulator {
             let bmgr = bm::build(&sw.bm.scheme, &sw.bm.params, &ctx)?;
             switches.push(Switch {
                 node: topo.switch_node(s as u32),
+                ecmp_salt: topo.ecmp_salt(s as u32),
+                acct_overhead_bytes,
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
                 buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
@@ -294,9 +294,12 @@ impl Simulator {
 
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
-        let p = *self.pool.get(id);
+        let mut p = *self.pool.get(id);
         let sw = &mut self.switches[s];
-        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, s as u32));
+        // The buffer manager sees accounted bytes (wire, or IP payload); the pool keeps wire bytes.
+        let wire_bytes = p.size_bytes;
+        p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
+        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, sw.ecmp_salt));
         let mut qr = sw.qref(local, p.prio);
         if sw.bm_classify {
             let q = sw.bm.classify(&sw.buf, local, &p, qr.queue, now);
@@ -316,7 +319,7 @@ impl Simulator {
                         Some(vid) => {
                             self.ports[vg].queued_pkts -= 1;
                             let vsize = self.pool.get(vid).size_bytes as u64;
-                            sw.buf.on_dequeue(victim, vsize, false);
+                            sw.buf.on_dequeue(victim, vsize.saturating_sub(sw.acct_overhead_bytes as u64), false);
                             self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
                             self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
                             self.pool.free(vid);
@@ -333,7 +336,6 @@ impl Simulator {
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
-        let mut p = p;
         if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
@@ -347,6 +349,7 @@ impl Simulator {
         if sw.bm_hooks {
             sw.bm.on_enqueue(&sw.buf, qr, &p, now);
         }
+        p.size_bytes = wire_bytes;
         *self.pool.get_mut(id) = p;
         let g = sw.ports[local] as usize;
         self.ports[g].push(qr.queue, id);
@@ -357,6 +360,10 @@ impl Simulator {
     #[inline]
     fn kick(&mut self, g: usize) {
         let now = self.ev.now;
+        let dev = self.ports[g].dev_cap > 0;
+        if dev {
+            self.refill_device(g);
+        }
         if self.ports[g].busy_until > now {
             let port = &mut self.ports[g];
             if port.txdone_at != port.busy_until && port.has_queued() {
@@ -365,7 +372,15 @@ impl Simulator {
             }
             return;
         }
-        let Some(id) = self.dequeue(g) else { return };
+        let id = if dev {
+            let id = self.ports[g].dev.pop_front();
+            // The device queue has room again: the queue disc above it is dequeued.
+            self.refill_device(g);
+            id
+        } else {
+            self.dequeue(g)
+        };
+        let Some(id) = id else { return };
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
         let t = port.tx_time_ps(size);
@@ -376,6 +391,15 @@ impl Simulator {
         if port.has_queued() {
             port.txdone_at = now + t;
             self.ev.at(now + t, Kind::TxDone, g as u32, 0);
+        }
+    }
+
+    /// Move packets from the buffer manager's queues into the device FIFO while it has room
+    /// (ns-3 flow control: the queue disc runs whenever the device queue is not full).
+    fn refill_device(&mut self, g: usize) {
+        while self.ports[g].dev.len() < self.ports[g].dev_cap as usize {
+            let Some(id) = self.dequeue(g) else { return };
+            self.ports[g].dev.push_back(id);
         }
     }
 
@@ -396,11 +420,13 @@ impl Simulator {
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
             let qr = QueueRef { port: local, queue: q };
-            let pkt = *self.pool.get(id);
+            let mut pkt = *self.pool.get(id);
+            let wire_bytes = pkt.size_bytes;
+            pkt.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
             sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
             if sw.bm_hooks && !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
-                self.counters.drop_bytes[DropCause::BmDequeue as usize] += pkt.size_bytes as u64;
+                self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
                 continue;
             }
