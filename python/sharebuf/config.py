@@ -218,15 +218,22 @@ class FlowEntry(Section):
     start_s: Optional[NonNegFloat] = None
     start_ms: Optional[NonNegFloat] = None
     priority: Optional[Priority] = None
+    #: Incast query id (flows sharing one form a query with a QCT in queries.parquet).
+    query: Optional[Annotated[int, Field(ge=0)]] = None
+    #: Open with a handshake (default: the workload's ``handshake``); false: pre-opened.
+    handshake: Optional[bool] = None
 
 
 class FlowsWorkload(CcChoice):
     kind: Literal["flows"]
     name: Optional[str] = None
-    #: CSV or Parquet with columns id,src,dst,size_bytes,start_s[,priority], relative to the scenario.
+    #: CSV or Parquet with columns id,src,dst,size_bytes,start_s[,priority,query,handshake], relative to the scenario.
     file: Optional[str] = None
     flows: Optional[List[FlowEntry]] = None
     priority: Priority = 1
+    #: Open each flow with a handshake (default: ``[transport].handshake``); false: connections
+    #: opened beforehand, as incast responses (a row's own ``handshake`` wins).
+    handshake: Optional[bool] = None
 
 
 class CbrEntry(Section):
@@ -469,12 +476,23 @@ def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
     for i, r in enumerate(rows):
         try:
             out.append(dict(src=int(r["src"]), dst=int(r["dst"]), size_bytes=int(float(r["size_bytes"])), start_s=float(r["start_s"]),
-                            priority=None if r.get("priority") in (None, "") else int(r["priority"])))
+                            priority=None if r.get("priority") in (None, "") else int(r["priority"]),
+                            query=None if r.get("query") in (None, "") or int(r["query"]) < 0 else int(r["query"])))
         except (TypeError, ValueError):
             raise ScenarioError(f"{key} = '{ref}': row {i + 1} has a non-numeric value: {r}") from None
+        hs = r.get("handshake")
+        if hs in (None, ""):
+            out[-1]["handshake"] = None
+        elif str(hs).lower() in _BOOLS:
+            out[-1]["handshake"] = _BOOLS[str(hs).lower()]
+        else:
+            raise ScenarioError(f"{key} = '{ref}': row {i + 1}: handshake = {hs!r}; allowed: true, false, 1, 0 or empty")
         if out[-1]["size_bytes"] < 1 or out[-1]["start_s"] < 0 or out[-1]["src"] < 0 or out[-1]["dst"] < 0:
             raise ScenarioError(f"{key} = '{ref}': row {i + 1}: size_bytes must be >= 1, start_s >= 0, hosts >= 0: {r}")
     return out
+
+
+_BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 # ----------------------------------------------------------------------------- resolution
@@ -546,7 +564,8 @@ def resolve(sc: Scenario, base: Path) -> dict:
                     if (f.start_s is None) == (f.start_ms is None):
                         raise ScenarioError(f"{key}.flows[{j}]: give exactly one of start_s or start_ms")
                     rows.append(dict(src=f.src, dst=f.dst, size_bytes=f.size_bytes,
-                                     start_s=f.start_s if f.start_s is not None else f.start_ms / 1e3, priority=f.priority))
+                                     start_s=f.start_s if f.start_s is not None else f.start_ms / 1e3, priority=f.priority,
+                                     query=f.query, handshake=f.handshake))
             flows = []
             for j, r in enumerate(rows):
                 for side in ("src", "dst"):
@@ -556,6 +575,11 @@ def resolve(sc: Scenario, base: Path) -> dict:
                     raise ScenarioError(f"{key} flow {j}: src = dst = {r['src']}; a flow needs two different hosts")
                 flows.append(dict(src=r["src"], dst=r["dst"], size_bytes=r["size_bytes"], start_ps=int(round(r["start_s"] * PS_PER_S)),
                                   priority=w.priority if r["priority"] is None else r["priority"]))
+                hs = w.handshake if r["handshake"] is None else r["handshake"]
+                if hs is not None:
+                    flows[-1]["handshake"] = hs
+                if r["query"] is not None:
+                    flows[-1]["query"] = r["query"]
             workloads.append(dict(kind="flows", name=name, flows=flows, cc=cc))
         elif isinstance(w, CbrWorkload):
             flows = []

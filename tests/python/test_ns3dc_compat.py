@@ -179,3 +179,37 @@ def test_profile_shows_in_summary_and_rejects_unknown():
     sc["profile"] = "ns3"
     with pytest.raises(ScenarioError, match=r"profile = 'ns3': unknown profile; allowed: none, ns3dc"):
         parse_scenario(sc)
+
+
+# ----------------------------------------------------------------------------- 5. incast replay
+def test_flows_replay_queries_and_preopened_connections(tmp_path):
+    """Explicit query ids and pre-opened connections in `flows` input. A lone pre-opened
+    response has the hand-computed FCT without handshake (test_fidelity); a query of two
+    responses gets one queries.parquet row: requester = dst, size = the sum, QCT = the later
+    response's end minus the query time. A row's own `handshake` wins over the workload's."""
+    csv = tmp_path / "incast.csv"
+    csv.write_text("id,src,dst,size_bytes,start_s,priority,query,handshake\n"
+                   "0,0,1,14480,0.0,1,7,\n"           # query 7: alone, first (t = 0)
+                   "1,2,3,50000,0.001,1,9,\n"         # query 9: two responses to host 3
+                   "2,0,3,50000,0.001,1,9,\n"
+                   "3,2,1,1000,0.002,1,,true\n")      # not a query; handshake despite the workload
+    sc = star(hosts=4, delay_us=1.0)
+    sc["transport"] = {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 10}
+    sc["workload"] = [{"kind": "flows", "name": "incast", "file": str(csv), "handshake": False}]
+    res = sharebuf.run(sc, quiet=True)
+    f, q = res.flows, res.queries
+    assert round(f.fct_s[0] * 1e12) == lone_flow_fct_ps(14480, 1448, 54, 10, 10**10, 10**6, False)
+    assert round(f.fct_s[3] * 1e12) == lone_flow_fct_ps(1000, 1448, 54, 10, 10**10, 10**6, True)
+    assert list(f.query_id.fillna(-1).astype(int)) == [0, 1, 1, -1]
+    assert len(q) == 2
+    assert list(q.requester) == [1, 3] and list(q.size_bytes) == [14480, 100_000]
+    assert q.qct_s[1] == pytest.approx(max(f.end_s[1], f.end_s[2]) - 0.001, abs=1e-12)
+    assert q.qct_s[0] == pytest.approx(f.fct_s[0], abs=1e-12)
+
+
+def test_flows_query_needs_one_requester():
+    sc = star(hosts=4)
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0, "query": 3},
+                                                  {"src": 0, "dst": 2, "size_bytes": 10, "start_s": 0, "query": 3}]}]
+    with pytest.raises(ScenarioError, match=r"flow 1: query 3 goes to host 2, but its earlier flows go to host 1"):
+        sharebuf.run(sc, quiet=True)

@@ -209,6 +209,12 @@ pub struct FlowSpec {
     pub size_bytes: u64,
     pub start_ps: u64,
     pub priority: u8,
+    /// Incast query id within the workload (flows sharing one form a query; None: no query).
+    #[serde(default)]
+    pub query: Option<u64>,
+    /// Open with a handshake (None: `[transport].handshake`); false: a pre-opened connection.
+    #[serde(default)]
+    pub handshake: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
