@@ -46,13 +46,13 @@ def cmd_run(args) -> int:
     if args.dump_spec:
         from .config import engine_spec_json, load_scenario, resolve
 
-        sc, base, _ = load_scenario(args.scenario)
+        sc, base, _ = load_scenario(args.scenario, args.profile)
         if args.seed is not None:
             sc.seed = args.seed
         Path(args.dump_spec).write_text(engine_spec_json(resolve(sc, base)))
         print(f"engine spec written to {args.dump_spec}")
         return 0
-    res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet)
+    res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet, profile=args.profile)
     if args.json:
         print(json.dumps(res.summary, indent=2))
     elif not args.quiet:
@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     r.add_argument("--json", action="store_true", help="print summary.json instead of tables")
+    r.add_argument("--profile", help="override the scenario's compatibility profile (ns3dc; none = sharebuf's defaults)")
     r.add_argument("--dump-spec", metavar="FILE", help="write the resolved engine spec (JSON) and exit")
     r.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="list bundled scenarios, schemes, transports and CDFs")

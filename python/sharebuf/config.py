@@ -391,16 +391,18 @@ def bundled_scenarios() -> List[str]:
     return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
 
 
-def load_scenario(source: Union[str, Path, dict, None]) -> tuple[Scenario, Path, str]:
+def load_scenario(source: Union[str, Path, dict, None], profile: Optional[str] = None) -> tuple[Scenario, Path, str]:
     """Load a scenario from a TOML path, a bundled scenario name, or a dict.
 
+    ``profile`` replaces the scenario's own ``profile`` key ("none": sharebuf's defaults).
     Returns the validated scenario, the directory relative file names resolve against,
     and a display name.
     """
     if source is None:
         source = "default"
     if isinstance(source, dict):
-        return parse_scenario(source), Path.cwd(), str(source.get("name", "scenario"))
+        data = source if profile is None else {**source, "profile": profile}
+        return parse_scenario(data), Path.cwd(), str(source.get("name", "scenario"))
     p = Path(source)
     if p.suffix == ".toml" or p.exists():
         if not p.is_file():
@@ -416,6 +418,8 @@ def load_scenario(source: Union[str, Path, dict, None]) -> tuple[Scenario, Path,
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"scenario '{source}': invalid TOML: {e}") from None
+    if profile is not None:
+        data["profile"] = profile
     sc = parse_scenario(data)
     return sc, base, sc.name or name
 

@@ -15,16 +15,17 @@ PROGRESS_MIN_SIM_S = 0.05
 
 
 def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, None] = None,
-        seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False) -> Results:
+        seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False,
+        profile: Optional[str] = None) -> Results:
     """Run a scenario (a TOML path, a bundled scenario name, or a dict shaped like the TOML).
 
     ``out``: directory to write Parquet tables and summary.json into (atomically).
-    ``seed``: override the scenario's seed. ``progress``: force the progress bar on/off
+    ``seed``: override the scenario's seed. ``profile``: override its ``profile`` ("none": sharebuf's defaults). ``progress``: force the progress bar on/off
     (default: on for interactive runs whose horizon is long).
     """
     from . import _core
 
-    sc, base, name = load_scenario(scenario)
+    sc, base, name = load_scenario(scenario, profile)
     if seed is not None:
         sc.seed = seed
     spec = resolve(sc, base)
