@@ -8,6 +8,8 @@ them. Writes results/sharebuf/<variant>_<scheme>-sN.parquet (flows.parquet of ea
 appends wall times to results/runs.csv; compare.py reads both.
 
 Usage: python3 run_sharebuf.py [--seeds 1,2,3,4,5] [--variants profile,default] [--schemes dt,abm_code]
+  variants: profile (ns3dc), default (sharebuf's), and ablations ecmp, devq, ippay, maxrto
+  (one profile setting alone on sharebuf's defaults)
 """
 import argparse
 import csv
@@ -23,8 +25,29 @@ sys.path.insert(0, str(HERE))
 
 import ns3dc_flows  # noqa: E402
 
-#: variant -> value of the scenario's `profile` key
-VARIANTS = {"profile": "ns3dc", "default": "none"}
+#: variant -> (value of the scenario's `profile` key, dotted keys set on top): the profile, sharebuf's
+#: defaults, and one-setting ablations (each profile setting alone on sharebuf's defaults).
+VARIANTS = {
+    "profile": ("ns3dc", {}),
+    "default": ("none", {}),
+    "ecmp": ("none", {"topology.ecmp_hash": "same"}),
+    "devq": ("none", {"switch.device_queue_packets": 100}),
+    "ippay": ("none", {"switch.buffer_accounting": "ip_payload"}),
+    "maxrto": ("none", {"transport.max_rto_us": 60e6}),
+}
+
+
+def with_keys(data, dotted):
+    """A copy of the scenario dict with dotted keys set."""
+    import copy
+    out = copy.deepcopy(data)
+    for k, v in dotted.items():
+        *path, leaf = k.split(".")
+        d = out
+        for part in path:
+            d = d.setdefault(part, {})
+        d[leaf] = v
+    return out
 
 
 def main():
@@ -57,7 +80,8 @@ def main():
                     wl["file"] = ws_csv if wl["name"] == "websearch" else inc_csv
                 for variant in args.variants.split(","):
                     t0 = time.time()
-                    r = sharebuf.run(data, profile=VARIANTS[variant], quiet=True, out=HERE / "out" / f"{variant}_{scheme}-s{seed}")
+                    prof, keys = VARIANTS[variant]
+                    r = sharebuf.run(with_keys(data, keys), profile=prof, quiet=True, out=HERE / "out" / f"{variant}_{scheme}-s{seed}")
                     wall = time.time() - t0
                     shutil.copy(HERE / "out" / f"{variant}_{scheme}-s{seed}" / "flows.parquet", res_dir / f"{variant}_{scheme}-s{seed}.parquet")
                     w.writerow(["sharebuf", f"{variant}_{scheme}", seed, f"{wall:.1f}"])

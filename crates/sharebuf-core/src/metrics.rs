@@ -19,6 +19,10 @@ pub struct Counters {
     pub ecn_marks: u64,
     /// CE marks set by host NICs.
     pub nic_ecn_marks: u64,
+    /// Largest backlog of any host NIC queue (packets and wire bytes waiting behind the one
+    /// on the wire), each maximised on its own.
+    pub nic_peak_pkts: u64,
+    pub nic_peak_bytes: u64,
 }
 
 /// A per-queue occupancy sample.

@@ -465,6 +465,9 @@ impl Simulator {
             }
             self.ports[h as usize].push(0, id);
             self.kick(h as usize);
+            let port = &self.ports[h as usize];
+            self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
+            self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
         }
         self.out = out;
     }
