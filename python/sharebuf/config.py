@@ -150,6 +150,11 @@ class HostSection(Section):
     #: "switch": the switch's (smallest) ecn_k_bytes when the switch marks, else none;
     #: "none": never mark; or a threshold in bytes.
     nic_ecn_k_bytes: Union[Annotated[int, Field(ge=0)], Literal["switch", "none"]] = "switch"
+    #: Host NIC queue discipline: "fifo" (unbounded) or "fq_codel" (RFC 8290 over RFC 8289 CoDel
+    #: with ns-3.39's defaults: ns-3's default root queue disc on a host).
+    nic_qdisc: Literal["fifo", "fq_codel"] = "fifo"
+    #: Device FIFO (packets) below the host NIC's queue discipline (ns-3: 100); 0: none.
+    device_queue_packets: Annotated[int, Field(ge=0, le=100_000)] = 0
 
 
 class TransportSection(Section):
@@ -616,7 +621,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
         switch=dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
                     drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
                     device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=dict(scheme=sw.bm.scheme, params=bm_params)),
-        host=dict(nic_ecn_k_bytes=nic_k),
+        host=dict(nic_ecn_k_bytes=nic_k, nic_qdisc=sc.host.nic_qdisc, device_queue_packets=sc.host.device_queue_packets),
         transport=dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                        init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                        initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,

@@ -100,6 +100,16 @@ pub struct HostSpec {
     /// ECN step-marking threshold of each host NIC queue (None: never marks).
     #[serde(default)]
     pub nic_ecn_k_bytes: Option<u64>,
+    /// Host NIC queue discipline: "fifo" (unbounded) or "fq_codel" (ns-3's default root disc).
+    #[serde(default = "fifo")]
+    pub nic_qdisc: String,
+    /// Device FIFO (packets) below the host NIC's queue discipline; 0: none.
+    #[serde(default)]
+    pub device_queue_packets: u32,
+}
+
+fn fifo() -> String {
+    "fifo".into()
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -5,6 +5,7 @@ use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{tx_time_ps, EventQueue, Kind, Time};
 use crate::metrics::{Counters, QueueSample, RunOutput};
+use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
@@ -35,6 +36,10 @@ pub struct Simulator {
     /// Prototype index per workload.
     workload_cc: Vec<usize>,
     nic_ecn_k_bytes: u64,
+    /// fq_codel state per host NIC (empty: FIFO NICs).
+    nic_fq: Vec<FqCodel>,
+    /// Scratch list of packets a NIC queue discipline dropped (id, wire bytes).
+    nic_dropped: Vec<(u32, u32)>,
     counters: Counters,
     out: Vec<Packet>,
     /// TCP flows not yet finished + constant-rate flows not yet stopped.
@@ -88,6 +93,11 @@ impl Simulator {
         if sw.buffer_bytes == 0 {
             return Err("switch.buffer_bytes = 0: must be > 0".into());
         }
+        let nic_fq: Vec<FqCodel> = match spec.host.nic_qdisc.as_str() {
+            "fifo" => Vec::new(),
+            "fq_codel" => (0..topo.n_hosts).map(|_| FqCodel::default()).collect(),
+            s => return Err(format!("host.nic_qdisc = '{s}': allowed: fifo, fq_codel")),
+        };
         let acct_overhead_bytes = match sw.buffer_accounting.as_str() {
             "wire" => 0,
             "ip_payload" if spec.transport.header_bytes >= IP_PAYLOAD_OVERHEAD_BYTES => IP_PAYLOAD_OVERHEAD_BYTES,
@@ -112,7 +122,7 @@ impl Simulator {
                 nic_bytes: 0,
                 queued_pkts: 0,
                 dev: VecDeque::new(),
-                dev_cap: if (i as u32) < topo.n_hosts { 0 } else { sw.device_queue_packets },
+                dev_cap: if (i as u32) < topo.n_hosts { spec.host.device_queue_packets } else { sw.device_queue_packets },
                 ps_per_byte: if (8 * crate::engine::PS_PER_S) % d.rate_bps == 0 { 8 * crate::engine::PS_PER_S / d.rate_bps } else { 0 },
                 sched: SchedState::default(),
             })
@@ -181,6 +191,8 @@ impl Simulator {
             cc_protos,
             workload_cc,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
+            nic_fq,
+            nic_dropped: Vec::new(),
             counters: Counters::default(),
             out: Vec::with_capacity(64),
             outstanding: 0,
@@ -407,7 +419,15 @@ impl Simulator {
         let now = self.ev.now;
         let port = &mut self.ports[g];
         if port.is_host() {
-            let id = port.queues[0].pop_front()?;
+            let id = if self.nic_fq.is_empty() {
+                port.queues[0].pop_front()
+            } else {
+                let id = self.nic_fq[g].dequeue(now, &mut self.nic_dropped);
+                self.nic_drops(g);
+                id
+            };
+            let port = &mut self.ports[g];
+            let id = id?;
             port.queued_pkts -= 1;
             port.nic_bytes -= self.pool.get(id).size_bytes as u64;
             return Some(id);
@@ -463,13 +483,32 @@ impl Simulator {
                     *dst = *src;
                 }
             }
-            self.ports[h as usize].push(0, id);
+            if self.nic_fq.is_empty() {
+                self.ports[h as usize].push(0, id);
+            } else {
+                let fh = ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, u32::MAX);
+                self.nic_fq[h as usize].enqueue(id, p.size_bytes, fh, self.ev.now, &mut self.nic_dropped);
+                self.ports[h as usize].queued_pkts += 1;
+                self.nic_drops(h as usize);
+            }
             self.kick(h as usize);
             let port = &self.ports[h as usize];
             self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
             self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
         }
         self.out = out;
+    }
+
+    /// Account for and free the packets host NIC `g`'s queue discipline dropped.
+    fn nic_drops(&mut self, g: usize) {
+        for (id, bytes) in self.nic_dropped.drain(..) {
+            let port = &mut self.ports[g];
+            port.queued_pkts -= 1;
+            port.nic_bytes -= bytes as u64;
+            self.counters.drop_pkts[DropCause::NicQdisc as usize] += 1;
+            self.counters.drop_bytes[DropCause::NicQdisc as usize] += bytes as u64;
+            self.pool.free(id);
+        }
     }
 
     fn host_receive(&mut self, h: u32, id: u32) {

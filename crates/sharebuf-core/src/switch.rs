@@ -148,9 +148,11 @@ pub enum DropCause {
     BmDequeue = 2,
     /// Pushed out of a queue to make room.
     PushOut = 3,
+    /// Dropped by a host NIC's queue discipline (fq_codel: CoDel or its packet limit).
+    NicQdisc = 4,
 }
 
-pub const DROP_CAUSES: [&str; 4] = ["bm_threshold", "buffer_full", "bm_dequeue", "pushout"];
+pub const DROP_CAUSES: [&str; 5] = ["bm_threshold", "buffer_full", "bm_dequeue", "pushout", "nic_qdisc"];
 
 pub struct Switch {
     pub node: u32,
