@@ -213,3 +213,24 @@ def test_flows_query_needs_one_requester():
                                                   {"src": 0, "dst": 2, "size_bytes": 10, "start_s": 0, "query": 3}]}]
     with pytest.raises(ScenarioError, match=r"flow 1: query 3 goes to host 2, but its earlier flows go to host 1"):
         sharebuf.run(sc, quiet=True)
+
+
+# ----------------------------------------------------------------------------- 4. host NIC fq_codel
+@pytest.mark.parametrize("qdisc,wait_us", [("fifo", 100.4), ("fq_codel", 0.8)])
+def test_host_fq_codel_serves_a_new_flow_next(qdisc, wait_us):
+    """Host 0's NIC is backlogged by a 20 Gbps constant-rate flow to host 1 (1500 B packets every
+    0.6 us, sent back to back every 1.2 us from t = 0). A one-segment flow to host 2 starts at
+    t = 100 us, while packet 83 is on the wire (99.6 - 100.8 us) and 167 - 84 = 83 wait.
+    FIFO: it leaves after those, at 100.8 + 83 x 1.2 = 200.4 us (100.4 us of waiting); fq_codel:
+    a new flow is served first, at 100.8 us (0.8 us). The rest is the hand-computed lone-flow
+    FCT (no handshake)."""
+    sc = star(hosts=3, delay_us=1.0)
+    sc["host"] = {"nic_qdisc": qdisc}
+    sc["transport"] = {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "handshake": False}
+    sc["workload"] = [
+        {"kind": "cbr", "flows": [{"src": 0, "dst": 1, "rate_gbps": 20, "stop_ms": 0.3, "packet_bytes": 1500}]},
+        {"kind": "flows", "name": "probe", "flows": [{"src": 0, "dst": 2, "size_bytes": 1000, "start_s": 100e-6}]},
+    ]
+    f = sharebuf.run(sc, quiet=True).flows.iloc[0]
+    lone = lone_flow_fct_ps(1000, 1448, 54, 10, 10**10, 10**6, False)
+    assert round(f.fct_s * 1e12) == lone + round(wait_us * 1e6)
