@@ -146,17 +146,22 @@ class Tee:
 def headline(runs, pooled):
     """The validation table: pooled p99 per class, DT / ABM, ABM/DT ratios, deviation from ns3dc."""
     fams = [("ns3dc", "", "ns3dc")]
-    for side, scheme in runs:
-        if side == "sharebuf" and scheme.endswith("_dt"):
-            fam = scheme[: -len("dt")]
-            if (side, fam + "abm_code") in pooled:
-                fams.append((side, fam, f"sharebuf {fam.rstrip('_')}"))
+    order = ["default_", "profile_", "profhostfq_", "hostfq_", "ecmp_", "devq_", "ippay_", "maxrto_"]
+    found = sorted((scheme[: -len("dt")] for side, scheme in runs if side == "sharebuf" and scheme.endswith("_dt")),
+                   key=lambda f: (order.index(f) if f in order else len(order), f))
+    for fam in found:
+        if ("sharebuf", fam + "abm_code") in pooled:
+            fams.append(("sharebuf", fam, f"sharebuf {fam.rstrip('_')}"))
     ref = None
     print("| side | incast p99 DT / ABM | short p99 DT / ABM | long p99 DT / ABM | ABM/DT incast | ABM/DT short | max deviation from ns3dc |")
     print("|---|---|---|---|---|---|---|")
     for side, fam, label in fams:
         dt = pooled.get((side, fam + "dt"))
         abm = pooled.get((side, fam + ("abm" if side == "ns3dc" else "abm_code")))
+        if side == "ns3dc" and fam == "" and ("ns3dc", "dt_nohystart") in pooled:
+            fams.insert(1, ("ns3dc", "NOHY", "ns3dc, HyStart off (seed 1 only; not the reference)"))
+        if fam == "NOHY":
+            dt, abm = pooled.get(("ns3dc", "dt_nohystart")), pooled.get(("ns3dc", "abm_nohystart"))
         if dt is None or abm is None:
             continue
         cells = {}
@@ -165,8 +170,10 @@ def headline(runs, pooled):
             cells[("abm", c)] = pct(abm[c], 99)
         cells[("ratio", "incast")] = cells[("abm", "incast")] / cells[("dt", "incast")]
         cells[("ratio", "short")] = cells[("abm", "short")] / cells[("dt", "short")]
-        if side == "ns3dc":
+        if side == "ns3dc" and fam == "":
             ref = cells
+            dev = ""
+        elif side == "ns3dc":
             dev = ""
         elif ref is not None:
             devs = {k: v / ref[k] - 1 for k, v in cells.items()}

@@ -94,7 +94,7 @@ pub struct BmSpec {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// ECN step-marking threshold of each host NIC queue (None: never marks).
@@ -110,6 +110,12 @@ pub struct HostSpec {
 
 fn fifo() -> String {
     "fifo".into()
+}
+
+impl Default for HostSpec {
+    fn default() -> Self {
+        HostSpec { nic_ecn_k_bytes: None, nic_qdisc: fifo(), device_queue_packets: 0 }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
