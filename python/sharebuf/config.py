@@ -279,6 +279,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "switch.device_queue_packets": 100,          # PointToPointNetDevice DropTailQueue 100p below each queue disc
         "switch.buffer_accounting": "ip_payload",    # queue discs count 1432 B / 32 B, not 1454 / 54
         "transport.max_rto_us": 60e6,                # ns-3 TcpSocketBase MaxRto 60 s
+        "host.nic_qdisc": "fq_codel",                # ns-3's default root queue disc on the servers
+        "host.device_queue_packets": 100,            # their PointToPointNetDevice queue, 100 p
         # MERGE: "transport.cc_params.hystart": "classic",  # ns-3.39 TcpCubic HyStart=true (cubic only)
         # MERGE: "transport.recovery": "prr",               # ns-3.39 TcpPrrRecovery (RFC 6937)
     },
