@@ -146,7 +146,7 @@ class Tee:
 def headline(runs, pooled):
     """The validation table: pooled p99 per class, DT / ABM, ABM/DT ratios, deviation from ns3dc."""
     fams = [("ns3dc", "", "ns3dc")]
-    order = ["default_", "profile_", "profhostfq_", "hostfq_", "ecmp_", "devq_", "ippay_", "maxrto_"]
+    order = ["default_", "profile_", "hostfq_", "ecmp_", "devq_", "ippay_", "maxrto_"]
     found = sorted((scheme[: -len("dt")] for side, scheme in runs if side == "sharebuf" and scheme.endswith("_dt")),
                    key=lambda f: (order.index(f) if f in order else len(order), f))
     for fam in found:

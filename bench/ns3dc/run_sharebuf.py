@@ -10,7 +10,7 @@ appends wall times to results/runs.csv; compare.py reads both.
 Usage: python3 run_sharebuf.py [--seeds 1,2,3,4,5] [--variants profile,default] [--schemes dt,abm_code]
   variants: profile (ns3dc), default (sharebuf's), and ablations ecmp, devq, ippay, maxrto
   (one profile setting alone on sharebuf's defaults), hostfq (ns-3's host NIC:
-  fq_codel over a 100 p device FIFO) and profhostfq (the profile plus that)
+  fq_codel over a 100 p device FIFO)
 """
 import argparse
 import csv
@@ -36,7 +36,6 @@ VARIANTS = {
     "ippay": ("none", {"switch.buffer_accounting": "ip_payload"}),
     "maxrto": ("none", {"transport.max_rto_us": 60e6}),
     "hostfq": ("none", {"host.nic_qdisc": "fq_codel", "host.device_queue_packets": 100}),
-    "profhostfq": ("ns3dc", {"host.nic_qdisc": "fq_codel", "host.device_queue_packets": 100}),
 }
 
 
