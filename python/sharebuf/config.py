@@ -316,6 +316,25 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
     return out, applied
 
 
+def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
+    """Remove from ``d`` (a dump of ``sc``) every key a profile may set that the scenario did not
+    set itself, so that a changed ``profile`` (e.g. a sweep over it) applies afresh."""
+    for dotted in {k for table in PROFILES.values() for k in table}:
+        *path, leaf = dotted.split(".")
+        m: Any = sc
+        dd: Any = d
+        for part in path:
+            m = m.get(part) if isinstance(m, dict) else getattr(m, part, None)
+            dd = dd.get(part) if isinstance(dd, dict) else None
+            if m is None or dd is None:
+                break
+        else:
+            own = m if isinstance(m, dict) else getattr(m, "model_fields_set", set())
+            if leaf not in own or dotted in sc._profile_set:
+                dd.pop(leaf, None)
+    return d
+
+
 class Scenario(Section):
     #: A named compatibility profile ("ns3dc"), or "none" (sharebuf's defaults).
     profile: Optional[Literal["none", "ns3dc"]] = None

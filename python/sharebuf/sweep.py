@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .config import load_scenario, parse_scenario
+from .config import load_scenario, parse_scenario, strip_profile_keys
 from .errors import ScenarioError
 
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
@@ -111,7 +111,8 @@ def _run_one(scenario: dict, out_dir: Optional[str]) -> dict:
 def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], seeds: Optional[Sequence[int]] = None):
     """Expand the grid into validated scenario dicts: a list of (params, scenario)."""
     sc, base, name = load_scenario(scenario)
-    base_dict = sc.model_dump(exclude_none=True, exclude_defaults=False)
+    # Keys a profile sets stay unset unless the scenario set them, so a swept `profile` applies.
+    base_dict = strip_profile_keys(sc, sc.model_dump(exclude_none=True, exclude_defaults=False))
     # Relative file names (CDFs, flow files) resolve against the scenario's directory.
     for w in base_dict.get("workload", []):
         for k in ("cdf", "file"):

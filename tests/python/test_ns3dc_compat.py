@@ -234,3 +234,20 @@ def test_host_fq_codel_serves_a_new_flow_next(qdisc, wait_us):
     f = sharebuf.run(sc, quiet=True).flows.iloc[0]
     lone = lone_flow_fct_ps(1000, 1448, 54, 10, 10**10, 10**6, False)
     assert round(f.fct_s * 1e12) == lone + round(wait_us * 1e6)
+
+
+def test_sweep_over_profile_applies_it_afresh():
+    """A sweep dumps the validated scenario; keys a profile sets must not be frozen into it, or a
+    swept `profile` would change nothing. A key the scenario set itself stays."""
+    from sharebuf.sweep import plan
+
+    sc = ns3dc_fabric("salted")  # the scenario's own ecmp_hash
+    sc["profile"] = "ns3dc"
+    pts = plan(sc, {"profile": ["none", "ns3dc"]})
+    got = {p["profile"]: parse_scenario(d) for p, d in pts}
+    assert got["none"].switch.device_queue_packets == 0 and got["none"].host.nic_qdisc == "fifo"
+    assert got["ns3dc"].switch.device_queue_packets == 100 and got["ns3dc"].host.nic_qdisc == "fq_codel"
+    assert got["none"].topology.ecmp_hash == got["ns3dc"].topology.ecmp_hash == "salted"
+    sc.pop("profile")
+    pts = plan(sc, {"profile": ["ns3dc"]})
+    assert parse_scenario(pts[0][1]).switch.buffer_accounting == "ip_payload"
