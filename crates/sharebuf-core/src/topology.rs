@@ -303,23 +303,25 @@ mod tests {
         for same in [false, true] {
             let mut t = leaf_spine(2, 2, 32, 4, 10_000_000_000, 10_000_000_000, 10_000_000);
             t.ecmp_same = same;
-            let (leaf, n_flows) = (0u32, 64_000u32);
+            // Leaf 1 (salt 1 when salted; leaf 0's salt is 0 in both modes) towards leaf 0.
+            let (leaf, n_flows) = (1u32, 64_000u32);
             let mut counts = [0u64; 8];
             let mut same_j = 0u32;
             for flow in 0..n_flows {
-                let dst = 32 + flow % 32;
+                let dst = flow % 32;
                 let up = t.routes[leaf as usize].choose(dst, ecmp_hash(flow, dst, t.ecmp_salt(leaf)));
                 let p = up - 32; // uplink index s * links + j
                 counts[p] += 1;
                 let (s, j) = (p / 4, p % 4);
                 let spine = 2 + s as u32;
                 let down = t.routes[spine as usize].choose(dst, ecmp_hash(flow, dst, t.ecmp_salt(spine)));
-                // spine local port l * links + j towards leaf l = 1
-                if down - 4 == j {
+                // spine local port l * links + j towards leaf l = 0
+                if down == j {
                     same_j += 1;
                 }
             }
             let x2 = chi2(&counts);
+            println!("ecmp same = {same}: chi-square {x2:.2} over uplinks {counts:?}, spine repeats j for {same_j} of {n_flows}");
             assert!(x2 < 24.32, "same = {same}: chi-square {x2} over uplinks {counts:?}");
             let frac = same_j as f64 / n_flows as f64;
             if same {
