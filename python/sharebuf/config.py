@@ -281,7 +281,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.max_rto_us": 60e6,                # ns-3 TcpSocketBase MaxRto 60 s
         "host.nic_qdisc": "fq_codel",                # ns-3's default root queue disc on the servers
         "host.device_queue_packets": 100,            # their PointToPointNetDevice queue, 100 p
-        # MERGE: "transport.cc_params.hystart": "classic",  # ns-3.39 TcpCubic HyStart=true (cubic only)
+        # MERGE: "transport.cc_params.hystart": "classic",  # ns-3.39 TcpCubic HyStart=true (cubic only: if
+        #        cc_params is validated per algorithm, apply_profile must skip this key for other cc's)
         # MERGE: "transport.recovery": "prr",               # ns-3.39 TcpPrrRecovery (RFC 6937)
     },
 }
