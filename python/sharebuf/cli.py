@@ -121,13 +121,14 @@ def cmd_run(args) -> int:
         from .config import engine_spec_json, load_scenario, resolve
         from .sweep import scenario_dict
 
-        sc, base, _ = load_scenario(scenario_dict(args.scenario, sets) if sets else args.scenario)
+        sc, base, _ = load_scenario(scenario_dict(args.scenario, sets) if sets else args.scenario, args.profile)
         if args.seed is not None:
             sc.seed = args.seed
         Path(args.dump_spec).write_text(engine_spec_json(resolve(sc, base)))
         print(f"engine spec written to {args.dump_spec}")
         return 0
-    res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet, sets=sets)
+    res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet, sets=sets,
+              profile=args.profile)
     if args.json:
         print(json.dumps(res.summary, indent=2))
     elif not args.quiet:
@@ -233,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     r.add_argument("--json", action="store_true", help="print summary.json instead of tables")
+    r.add_argument("--profile", help="override the scenario's compatibility profile (ns3dc; none = sharebuf's defaults)")
     r.add_argument("--dump-spec", metavar="FILE", help="write the resolved engine spec (JSON) and exit")
     add_set_argument(r)
     r.set_defaults(func=cmd_run)

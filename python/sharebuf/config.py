@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .errors import ScenarioError
 
@@ -62,6 +62,9 @@ class LeafSpine(Section):
     #: Default: full bisection (servers_per_leaf x host rate spread over the uplinks).
     fabric_link_gbps: Optional[PosFloat] = None
     link_delay_us: NonNegFloat = 10.0
+    #: "salted": an independent ECMP hash at every switch; "same": one hash at every switch
+    #: (ns-3 global routing, the ABM authors' simulator: hash polarization).
+    ecmp_hash: Literal["salted", "same"] = "salted"
 
     def fabric_gbps(self) -> float:
         if self.fabric_link_gbps is not None:
@@ -81,7 +84,7 @@ class LeafSpine(Section):
     def engine(self) -> dict:
         return dict(kind="leaf_spine", leaves=self.leaves, spines=self.spines, servers_per_leaf=self.servers_per_leaf,
                     links_per_leaf_spine=self.links_per_leaf_spine, host_link_bps=bps(self.host_link_gbps),
-                    fabric_link_bps=bps(self.fabric_gbps()), link_delay_ps=us(self.link_delay_us))
+                    fabric_link_bps=bps(self.fabric_gbps()), link_delay_ps=us(self.link_delay_us), ecmp_hash=self.ecmp_hash)
 
 
 class Star(Section):
@@ -93,6 +96,9 @@ class Star(Section):
     @property
     def n_hosts(self) -> int:
         return self.hosts
+
+    #: Accepted for profiles; a star has one path, so it has no effect.
+    ecmp_hash: Literal["salted", "same"] = "salted"
 
     @property
     def host_link_gbps(self) -> float:
@@ -130,6 +136,12 @@ class SwitchSection(Section):
     drr_quantum_bytes: Annotated[int, Field(ge=1)] = 1500
     #: ECN step-marking threshold per queue (one value, or one per queue); omit for none.
     ecn_k_bytes: Optional[Union[Annotated[int, Field(ge=0)], List[Annotated[int, Field(ge=0)]]]] = None
+    #: Per-port device FIFO (packets) below the buffer manager, outside the shared buffer, as
+    #: ns-3's PointToPointNetDevice queue (100 p by default there); 0: none.
+    device_queue_packets: Annotated[int, Field(ge=0, le=100_000)] = 0
+    #: "wire": payload + headers; "ip_payload": wire minus point-to-point (2 B) and IPv4 (20 B)
+    #: headers, as ns-3 queue discs count (1432 B per 1400 B segment with timestamps, 32 B per ACK).
+    buffer_accounting: Literal["wire", "ip_payload"] = "wire"
     bm: BmSection = Field(default_factory=BmSection)
 
 
@@ -138,6 +150,11 @@ class HostSection(Section):
     #: "switch": the switch's (smallest) ecn_k_bytes when the switch marks, else none;
     #: "none": never mark; or a threshold in bytes.
     nic_ecn_k_bytes: Union[Annotated[int, Field(ge=0)], Literal["switch", "none"]] = "switch"
+    #: Host NIC queue discipline: "fifo" (unbounded) or "fq_codel" (RFC 8290 over RFC 8289 CoDel
+    #: with ns-3.39's defaults: ns-3's default root queue disc on a host).
+    nic_qdisc: Literal["fifo", "fq_codel"] = "fifo"
+    #: Device FIFO (packets) below the host NIC's queue discipline (ns-3: 100); 0: none.
+    device_queue_packets: Annotated[int, Field(ge=0, le=100_000)] = 0
 
 
 class TransportSection(Section):
@@ -213,15 +230,22 @@ class FlowEntry(Section):
     start_s: Optional[NonNegFloat] = None
     start_ms: Optional[NonNegFloat] = None
     priority: Optional[Priority] = None
+    #: Incast query id (flows sharing one form a query with a QCT in queries.parquet).
+    query: Optional[Annotated[int, Field(ge=0)]] = None
+    #: Open with a handshake (default: the workload's ``handshake``); false: pre-opened.
+    handshake: Optional[bool] = None
 
 
 class FlowsWorkload(CcChoice):
     kind: Literal["flows"]
     name: Optional[str] = None
-    #: CSV or Parquet with columns id,src,dst,size_bytes,start_s[,priority], relative to the scenario.
+    #: CSV or Parquet with columns id,src,dst,size_bytes,start_s[,priority,query,handshake], relative to the scenario.
     file: Optional[str] = None
     flows: Optional[List[FlowEntry]] = None
     priority: Priority = 1
+    #: Open each flow with a handshake (default: ``[transport].handshake``); false: connections
+    #: opened beforehand, as incast responses (a row's own ``handshake`` wins).
+    handshake: Optional[bool] = None
 
 
 class CbrEntry(Section):
@@ -251,7 +275,79 @@ class OutputSection(Section):
     queue_sample_us: NonNegFloat = 0.0
 
 
+# ----------------------------------------------------------------------------- profiles
+#: Named compatibility profiles: dotted-key defaults applied under the user's own keys (a key
+#: the scenario sets itself wins). ``profile = "none"`` (or no profile) is sharebuf's defaults.
+#: docs/scenario.md ("Profiles") and docs/validation.md give each setting's reason.
+PROFILES: Dict[str, Dict[str, Any]] = {
+    # The ABM/Reverie/Credence authors' ns-3.39 fork (inet-tub/ns3-datacenter, "ns3dc").
+    "ns3dc": {
+        "topology.ecmp_hash": "same",                # ns-3 global routing: one hash at every switch
+        "switch.device_queue_packets": 100,          # PointToPointNetDevice DropTailQueue 100p below each queue disc
+        "switch.buffer_accounting": "ip_payload",    # queue discs count 1432 B / 32 B, not 1454 / 54
+        "transport.max_rto_us": 60e6,                # ns-3 TcpSocketBase MaxRto 60 s
+        "host.nic_qdisc": "fq_codel",                # ns-3's default root queue disc on the servers
+        "host.device_queue_packets": 100,            # their PointToPointNetDevice queue, 100 p
+        "transport.recovery": "prr",                 # ns-3.39 TcpPrrRecovery (RFC 6937) over SACK
+        "transport.timestamp_tick_us": 1000,         # ns-3 TCP timestamps count whole ms: RTT samples at
+                                                     # datacenter RTTs read 1 µs, so HyStart's ack train fires
+                                                     # at 16 segments (docs/transports/cubic.md)
+        # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
+    },
+}
+
+
+def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
+    """Apply ``data["profile"]``'s dotted-key defaults under the scenario's own keys.
+
+    Returns a new dict and the settings the profile made (dotted key -> value); keys the
+    scenario sets itself are left as they are and are not listed.
+    """
+    name = data.get("profile")
+    if name is None or name == "none":
+        return data, {}
+    if not isinstance(name, str) or name not in PROFILES:
+        raise ScenarioError(f"profile = {name!r}: unknown profile; allowed: {', '.join(['none', *PROFILES])}")
+    import copy
+
+    out = copy.deepcopy(data)
+    applied: Dict[str, Any] = {}
+    for dotted, value in PROFILES[name].items():
+        *path, leaf = dotted.split(".")
+        d = out
+        for part in path:
+            nxt = d.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ScenarioError(f"{'.'.join(path)}: expected a table (profile '{name}' sets {dotted})")
+            d = nxt
+        if leaf not in d:
+            d[leaf] = value
+            applied[dotted] = value
+    return out, applied
+
+
+def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
+    """Remove from ``d`` (a dump of ``sc``) every key a profile may set that the scenario did not
+    set itself, so that a changed ``profile`` (e.g. a sweep over it) applies afresh."""
+    for dotted in {k for table in PROFILES.values() for k in table}:
+        *path, leaf = dotted.split(".")
+        m: Any = sc
+        dd: Any = d
+        for part in path:
+            m = m.get(part) if isinstance(m, dict) else getattr(m, part, None)
+            dd = dd.get(part) if isinstance(dd, dict) else None
+            if m is None or dd is None:
+                break
+        else:
+            own = m if isinstance(m, dict) else getattr(m, "model_fields_set", set())
+            if leaf not in own or dotted in sc._profile_set:
+                dd.pop(leaf, None)
+    return d
+
+
 class Scenario(Section):
+    #: A named compatibility profile ("ns3dc"), or "none" (sharebuf's defaults).
+    profile: Optional[Literal["none", "ns3dc"]] = None
     seed: Annotated[int, Field(ge=0, lt=2**64)] = 1
     #: Hard stop: the run ends here; unfinished flows are reported unfinished.
     max_ms: PosFloat = 100.0
@@ -267,6 +363,11 @@ class Scenario(Section):
     output: OutputSection = Field(default_factory=OutputSection)
     #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.
     recorded: Optional[Dict[str, Any]] = None
+    #: Settings the profile made (dotted key -> value), for the run's summary.
+    _profile_set: Dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def profile_report(self) -> dict:
+        return {"name": self.profile or "none", "set": dict(self._profile_set)}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -314,10 +415,13 @@ def format_validation_error(e: ValidationError) -> str:
 
 
 def parse_scenario(data: dict) -> Scenario:
+    data, applied = apply_profile(data)
     try:
-        return Scenario.model_validate(data)
+        sc = Scenario.model_validate(data)
     except ValidationError as e:
         raise ScenarioError(format_validation_error(e)) from None
+    sc._profile_set = applied
+    return sc
 
 
 def bundled_scenarios() -> List[str]:
@@ -325,16 +429,18 @@ def bundled_scenarios() -> List[str]:
     return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
 
 
-def load_scenario(source: Union[str, Path, dict, None]) -> tuple[Scenario, Path, str]:
+def load_scenario(source: Union[str, Path, dict, None], profile: Optional[str] = None) -> tuple[Scenario, Path, str]:
     """Load a scenario from a TOML path, a bundled scenario name, or a dict.
 
+    ``profile`` replaces the scenario's own ``profile`` key ("none": sharebuf's defaults).
     Returns the validated scenario, the directory relative file names resolve against,
     and a display name.
     """
     if source is None:
         source = "default"
     if isinstance(source, dict):
-        return parse_scenario(source), Path.cwd(), str(source.get("name", "scenario"))
+        data = source if profile is None else {**source, "profile": profile}
+        return parse_scenario(data), Path.cwd(), str(source.get("name", "scenario"))
     p = Path(source)
     if p.suffix == ".toml" or p.exists():
         if not p.is_file():
@@ -350,6 +456,8 @@ def load_scenario(source: Union[str, Path, dict, None]) -> tuple[Scenario, Path,
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"scenario '{source}': invalid TOML: {e}") from None
+    if profile is not None:
+        data["profile"] = profile
     sc = parse_scenario(data)
     return sc, base, sc.name or name
 
@@ -410,12 +518,23 @@ def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
     for i, r in enumerate(rows):
         try:
             out.append(dict(src=int(r["src"]), dst=int(r["dst"]), size_bytes=int(float(r["size_bytes"])), start_s=float(r["start_s"]),
-                            priority=None if r.get("priority") in (None, "") else int(r["priority"])))
+                            priority=None if r.get("priority") in (None, "") else int(r["priority"]),
+                            query=None if r.get("query") in (None, "") or int(r["query"]) < 0 else int(r["query"])))
         except (TypeError, ValueError):
             raise ScenarioError(f"{key} = '{ref}': row {i + 1} has a non-numeric value: {r}") from None
+        hs = r.get("handshake")
+        if hs in (None, ""):
+            out[-1]["handshake"] = None
+        elif str(hs).lower() in _BOOLS:
+            out[-1]["handshake"] = _BOOLS[str(hs).lower()]
+        else:
+            raise ScenarioError(f"{key} = '{ref}': row {i + 1}: handshake = {hs!r}; allowed: true, false, 1, 0 or empty")
         if out[-1]["size_bytes"] < 1 or out[-1]["start_s"] < 0 or out[-1]["src"] < 0 or out[-1]["dst"] < 0:
             raise ScenarioError(f"{key} = '{ref}': row {i + 1}: size_bytes must be >= 1, start_s >= 0, hosts >= 0: {r}")
     return out
+
+
+_BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 # ----------------------------------------------------------------------------- resolution
@@ -487,7 +606,8 @@ def resolve(sc: Scenario, base: Path) -> dict:
                     if (f.start_s is None) == (f.start_ms is None):
                         raise ScenarioError(f"{key}.flows[{j}]: give exactly one of start_s or start_ms")
                     rows.append(dict(src=f.src, dst=f.dst, size_bytes=f.size_bytes,
-                                     start_s=f.start_s if f.start_s is not None else f.start_ms / 1e3, priority=f.priority))
+                                     start_s=f.start_s if f.start_s is not None else f.start_ms / 1e3, priority=f.priority,
+                                     query=f.query, handshake=f.handshake))
             flows = []
             for j, r in enumerate(rows):
                 for side in ("src", "dst"):
@@ -497,6 +617,11 @@ def resolve(sc: Scenario, base: Path) -> dict:
                     raise ScenarioError(f"{key} flow {j}: src = dst = {r['src']}; a flow needs two different hosts")
                 flows.append(dict(src=r["src"], dst=r["dst"], size_bytes=r["size_bytes"], start_ps=int(round(r["start_s"] * PS_PER_S)),
                                   priority=w.priority if r["priority"] is None else r["priority"]))
+                hs = w.handshake if r["handshake"] is None else r["handshake"]
+                if hs is not None:
+                    flows[-1]["handshake"] = hs
+                if r["query"] is not None:
+                    flows[-1]["query"] = r["query"]
             workloads.append(dict(kind="flows", name=name, flows=flows, cc=cc))
         elif isinstance(w, CbrWorkload):
             flows = []
@@ -528,8 +653,8 @@ def resolve(sc: Scenario, base: Path) -> dict:
         topology=topo.engine(),
         switch=dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
                     drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
-                    bm=dict(scheme=sw.bm.scheme, params=bm_params)),
-        host=dict(nic_ecn_k_bytes=nic_k),
+                    device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=dict(scheme=sw.bm.scheme, params=bm_params)),
+        host=dict(nic_ecn_k_bytes=nic_k, nic_qdisc=sc.host.nic_qdisc, device_queue_packets=sc.host.device_queue_packets),
         transport=dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                        init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                        initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,

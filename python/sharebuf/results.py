@@ -162,6 +162,7 @@ class Results:
             "slowdown_paper": slow_paper,
             "queries": {"total": int(len(qdone)), "finished": int(qdone.sum()), "qct_p50_s": _pct(qct[qdone], 50), "qct_p99_s": _pct(qct[qdone], 99)},
             "buffer": {"mean_bytes": float(xs.mean()) if len(xs) else None, "p99_bytes": _pct(xs, 99), "per_switch": buf},
+            "host_nic": {"peak_pkts": st["nic_peak_pkts"], "peak_bytes": st["nic_peak_bytes"]},
         }
 
     # pandas views -----------------------------------------------------------------

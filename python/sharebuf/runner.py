@@ -16,11 +16,12 @@ PROGRESS_MIN_SIM_S = 0.05
 
 def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, None] = None,
         seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False,
-        sets: Optional[Dict[str, Any]] = None, command: Optional[str] = None) -> Results:
+        sets: Optional[Dict[str, Any]] = None, command: Optional[str] = None, profile: Optional[str] = None) -> Results:
     """Run a scenario (a TOML path, a bundled scenario name, or a dict shaped like the TOML).
 
     ``out``: directory to write Parquet tables and summary.json into (atomically).
-    ``seed``: override the scenario's seed. ``progress``: force the progress bar on/off
+    ``seed``: override the scenario's seed. ``profile``: override its ``profile`` ("none":
+    sharebuf's defaults). ``progress``: force the progress bar on/off
     (default: on for interactive runs whose horizon is long). ``sets``: overrides by dotted key,
     as ``--set`` (``{"switch.bm.scheme": "abm"}``); they are recorded in ``summary["overrides"]``
     and the scenario as resolved and run in ``scenario.toml``. ``command``: recorded in
@@ -39,7 +40,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         from .sweep import scenario_dict
 
         scenario = scenario_dict(scenario, sets)
-    sc, base, name = load_scenario(scenario)
+    sc, base, name = load_scenario(scenario, profile)
     if seed is not None:
         sc.seed = seed
     provenance.check_recorded(sc.recorded, warn=lambda m: print(m, file=sys.stderr))
@@ -73,6 +74,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         command = shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else None
     res.summary["provenance"] = provenance.record(spec_json, started, time.perf_counter() - t0, command)
     res.parquet_metadata = provenance.parquet_metadata(provenance.spec_hash(spec_json))
+    res.summary["profile"] = sc.profile_report()
     if out is not None:
         res.write(out)
     return res

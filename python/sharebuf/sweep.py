@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .config import engine_spec_json, load_scenario, parse_scenario, resolve
+from .config import engine_spec_json, load_scenario, parse_scenario, resolve, strip_profile_keys
 from .errors import ScenarioError
 
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
@@ -118,7 +118,8 @@ def parse_sets(items: Optional[Sequence[str]]) -> Dict[str, Any]:
 
 def _scenario_base(scenario: Union[str, Path, dict, None]):
     sc, base, name = load_scenario(scenario)
-    d = sc.model_dump(exclude_none=True, exclude_defaults=False)
+    # Keys a profile sets stay unset unless the scenario set them, so a changed (or swept) `profile` applies.
+    d = strip_profile_keys(sc, sc.model_dump(exclude_none=True, exclude_defaults=False))
     # Relative file names (CDFs, flow files) resolve against the scenario's directory.
     for w in d.get("workload", []):
         for k in ("cdf", "file"):

@@ -37,6 +37,9 @@ pub enum TopologySpec {
         host_link_bps: u64,
         fabric_link_bps: u64,
         link_delay_ps: u64,
+        /// "salted" (an independent hash per switch) or "same" (one hash at every switch, ns-3).
+        #[serde(default = "salted")]
+        ecmp_hash: String,
     },
     Star {
         hosts: u32,
@@ -60,7 +63,23 @@ pub struct SwitchSpec {
     /// ECN step-marking threshold per queue in bytes (one value for all queues, or one per queue).
     #[serde(default)]
     pub ecn_k_bytes: Vec<u64>,
+    /// Packets of the per-port device FIFO below the buffer manager, outside the shared
+    /// buffer (ns-3's PointToPointNetDevice queue); 0: none.
+    #[serde(default)]
+    pub device_queue_packets: u32,
+    /// "wire" (payload + headers) or "ip_payload" (wire minus the 2 B point-to-point and
+    /// 20 B IPv4 headers, as ns-3's queue discs count).
+    #[serde(default = "wire")]
+    pub buffer_accounting: String,
     pub bm: BmSpec,
+}
+
+fn wire() -> String {
+    "wire".into()
+}
+
+fn salted() -> String {
+    "salted".into()
 }
 
 fn default_quantum() -> u32 {
@@ -75,12 +94,28 @@ pub struct BmSpec {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// ECN step-marking threshold of each host NIC queue (None: never marks).
     #[serde(default)]
     pub nic_ecn_k_bytes: Option<u64>,
+    /// Host NIC queue discipline: "fifo" (unbounded) or "fq_codel" (ns-3's default root disc).
+    #[serde(default = "fifo")]
+    pub nic_qdisc: String,
+    /// Device FIFO (packets) below the host NIC's queue discipline; 0: none.
+    #[serde(default)]
+    pub device_queue_packets: u32,
+}
+
+fn fifo() -> String {
+    "fifo".into()
+}
+
+impl Default for HostSpec {
+    fn default() -> Self {
+        HostSpec { nic_ecn_k_bytes: None, nic_qdisc: fifo(), device_queue_packets: 0 }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -200,6 +235,12 @@ pub struct FlowSpec {
     pub size_bytes: u64,
     pub start_ps: u64,
     pub priority: u8,
+    /// Incast query id within the workload (flows sharing one form a query; None: no query).
+    #[serde(default)]
+    pub query: Option<u64>,
+    /// Open with a handshake (None: `[transport].handshake`); false: a pre-opened connection.
+    #[serde(default)]
+    pub handshake: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

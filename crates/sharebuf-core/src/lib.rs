@@ -10,6 +10,7 @@ pub mod cc;
 pub mod config;
 pub mod engine;
 pub mod metrics;
+pub mod nic;
 pub mod packet;
 pub mod sim;
 pub mod switch;

@@ -63,12 +63,16 @@ pub struct Counters {
     pub delivered_bytes: u64,
     /// Data packets (TCP payload or CBR) delivered to their destination host.
     pub delivered_data_pkts: u64,
-    pub drop_pkts: [u64; 4],
-    pub drop_bytes: [u64; 4],
+    pub drop_pkts: [u64; 5],
+    pub drop_bytes: [u64; 5],
     /// CE marks set by switches.
     pub ecn_marks: u64,
     /// CE marks set by host NICs.
     pub nic_ecn_marks: u64,
+    /// Largest backlog of any host NIC queue (packets and wire bytes waiting behind the one
+    /// on the wire), each maximised on its own.
+    pub nic_peak_pkts: u64,
+    pub nic_peak_bytes: u64,
 }
 
 /// A per-queue occupancy sample.

@@ -5,9 +5,10 @@ use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{EventQueue, Kind, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
+use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
-use crate::switch::{DropCause, Port, SchedState, Switch};
-use crate::topology::Topology;
+use crate::switch::{DropCause, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
+use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
 use crate::transport::tcp::TcpFlow;
 use crate::transport::{Timer, TransportCfg};
@@ -35,6 +36,10 @@ pub struct Simulator {
     /// Prototype index per workload.
     workload_cc: Vec<usize>,
     nic_ecn_k_bytes: u64,
+    /// fq_codel state per host NIC (empty: FIFO NICs).
+    nic_fq: Vec<FqCodel>,
+    /// Scratch list of packets a NIC queue discipline dropped (id, wire bytes).
+    nic_dropped: Vec<(u32, u32)>,
     counters: Counters,
     out: Vec<Packet>,
     /// TCP flows not yet finished + constant-rate flows not yet stopped.
@@ -48,16 +53,6 @@ pub struct Simulator {
     /// Per flow, the INT records of the last data packet its receiver got, for the ACK the
     /// delayed-ACK timer sends (empty unless INT and delayed ACKs are both on).
     delack_int: Vec<IntStack>,
-}
-
-#[inline]
-fn ecmp_hash(flow: u32, dst: u32, salt: u32) -> u64 {
-    // SplitMix64 finalizer over (flow, direction, switch): per-flow, per-direction ECMP
-    // with an independent choice at every switch.
-    let mut z = (flow as u64) << 32 ^ (dst as u64) ^ ((salt as u64) << 48) ^ 0x9E37_79B9_7F4A_7C15;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl Simulator {
@@ -101,6 +96,17 @@ impl Simulator {
         if sw.buffer_bytes == 0 {
             return Err("switch.buffer_bytes = 0: must be > 0".into());
         }
+        let nic_fq: Vec<FqCodel> = match spec.host.nic_qdisc.as_str() {
+            "fifo" => Vec::new(),
+            "fq_codel" => (0..topo.n_hosts).map(|_| FqCodel::default()).collect(),
+            s => return Err(format!("host.nic_qdisc = '{s}': allowed: fifo, fq_codel")),
+        };
+        let acct_overhead_bytes = match sw.buffer_accounting.as_str() {
+            "wire" => 0,
+            "ip_payload" if spec.transport.header_bytes >= IP_PAYLOAD_OVERHEAD_BYTES => IP_PAYLOAD_OVERHEAD_BYTES,
+            "ip_payload" => return Err(format!("switch.buffer_accounting = 'ip_payload': needs transport.header_bytes >= {IP_PAYLOAD_OVERHEAD_BYTES} (point-to-point 2 + IPv4 20), got {}", spec.transport.header_bytes)),
+            s => return Err(format!("switch.buffer_accounting = '{s}': allowed: wire, ip_payload")),
+        };
         let max_rtt = (0..topo.n_hosts).map(|h| topo.base_rtt_ps(0, h)).max().unwrap_or(0);
         let mut ports: Vec<Port> = topo
             .ports
@@ -118,6 +124,8 @@ impl Simulator {
                 tx_bytes: 0,
                 nic_bytes: 0,
                 queued_pkts: 0,
+                dev: VecDeque::new(),
+                dev_cap: if (i as u32) < topo.n_hosts { spec.host.device_queue_packets } else { sw.device_queue_packets },
                 ps_per_byte: if (8 * crate::engine::PS_PER_S) % d.rate_bps == 0 { 8 * crate::engine::PS_PER_S / d.rate_bps } else { 0 },
                 sched: SchedState::default(),
             })
@@ -138,6 +146,8 @@ impl Simulator {
             let bmgr = bm::build(&sw.bm.scheme, &sw.bm.params, &ctx)?;
             switches.push(Switch {
                 node: topo.switch_node(s as u32),
+                ecmp_salt: topo.ecmp_salt(s as u32),
+                acct_overhead_bytes,
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
                 buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
@@ -185,6 +195,8 @@ impl Simulator {
             cc_protos,
             workload_cc,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
+            nic_fq,
+            nic_dropped: Vec::new(),
             counters: Counters::default(),
             out: Vec::with_capacity(64),
             outstanding: 0,
@@ -299,9 +311,12 @@ impl Simulator {
 
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
-        let p = *self.pool.get(id);
+        let mut p = *self.pool.get(id);
         let sw = &mut self.switches[s];
-        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, s as u32));
+        // The buffer manager sees accounted bytes (wire, or IP payload); the pool keeps wire bytes.
+        let wire_bytes = p.size_bytes;
+        p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
+        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, sw.ecmp_salt));
         let mut qr = sw.qref(local, p.prio);
         if sw.bm_classify {
             let q = sw.bm.classify(&sw.buf, local, &p, qr.queue, now);
@@ -322,7 +337,7 @@ impl Simulator {
                             self.ports[vg].queued_pkts -= 1;
                             let vp = *self.pool.get(vid);
                             let vsize = vp.size_bytes as u64;
-                            sw.buf.on_dequeue(victim, vsize, false);
+                            sw.buf.on_dequeue(victim, vsize.saturating_sub(sw.acct_overhead_bytes as u64), false);
                             if sw.bm_hooks {
                                 sw.bm.on_evict(&sw.buf, victim, &vp, now);
                             }
@@ -342,7 +357,6 @@ impl Simulator {
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
-        let mut p = p;
         if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
@@ -356,6 +370,7 @@ impl Simulator {
         if sw.bm_hooks {
             sw.bm.on_enqueue(&sw.buf, qr, &p, now);
         }
+        p.size_bytes = wire_bytes;
         *self.pool.get_mut(id) = p;
         let g = sw.ports[local] as usize;
         self.ports[g].push(qr.queue, id);
@@ -366,6 +381,10 @@ impl Simulator {
     #[inline]
     fn kick(&mut self, g: usize) {
         let now = self.ev.now;
+        let dev = self.ports[g].dev_cap > 0;
+        if dev {
+            self.refill_device(g);
+        }
         if self.ports[g].busy_until > now {
             let port = &mut self.ports[g];
             if port.txdone_at != port.busy_until && port.has_queued() {
@@ -374,7 +393,15 @@ impl Simulator {
             }
             return;
         }
-        let Some(id) = self.dequeue(g) else { return };
+        let id = if dev {
+            let id = self.ports[g].dev.pop_front();
+            // The device queue has room again: the queue disc above it is dequeued.
+            self.refill_device(g);
+            id
+        } else {
+            self.dequeue(g)
+        };
+        let Some(id) = id else { return };
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
         let t = port.tx_time_ps(size);
@@ -388,11 +415,28 @@ impl Simulator {
         }
     }
 
+    /// Move packets from the buffer manager's queues into the device FIFO while it has room
+    /// (ns-3 flow control: the queue disc runs whenever the device queue is not full).
+    fn refill_device(&mut self, g: usize) {
+        while self.ports[g].dev.len() < self.ports[g].dev_cap as usize {
+            let Some(id) = self.dequeue(g) else { return };
+            self.ports[g].dev.push_back(id);
+        }
+    }
+
     fn dequeue(&mut self, g: usize) -> Option<u32> {
         let now = self.ev.now;
         let port = &mut self.ports[g];
         if port.is_host() {
-            let id = port.queues[0].pop_front()?;
+            let id = if self.nic_fq.is_empty() {
+                port.queues[0].pop_front()
+            } else {
+                let id = self.nic_fq[g].dequeue(now, &mut self.nic_dropped);
+                self.nic_drops(g);
+                id
+            };
+            let port = &mut self.ports[g];
+            let id = id?;
             port.queued_pkts -= 1;
             port.nic_bytes -= self.pool.get(id).size_bytes as u64;
             return Some(id);
@@ -405,11 +449,13 @@ impl Simulator {
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
             let qr = QueueRef { port: local, queue: q };
-            let pkt = *self.pool.get(id);
+            let mut pkt = *self.pool.get(id);
+            let wire_bytes = pkt.size_bytes;
+            pkt.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
             sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
             if sw.bm_hooks && !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
-                self.counters.drop_bytes[DropCause::BmDequeue as usize] += pkt.size_bytes as u64;
+                self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
                 continue;
             }
@@ -446,10 +492,32 @@ impl Simulator {
                     *dst = *src;
                 }
             }
-            self.ports[h as usize].push(0, id);
+            if self.nic_fq.is_empty() {
+                self.ports[h as usize].push(0, id);
+            } else {
+                let fh = ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, u32::MAX);
+                self.nic_fq[h as usize].enqueue(id, p.size_bytes, fh, self.ev.now, &mut self.nic_dropped);
+                self.ports[h as usize].queued_pkts += 1;
+                self.nic_drops(h as usize);
+            }
             self.kick(h as usize);
+            let port = &self.ports[h as usize];
+            self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
+            self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
         }
         self.out = out;
+    }
+
+    /// Account for and free the packets host NIC `g`'s queue discipline dropped.
+    fn nic_drops(&mut self, g: usize) {
+        for (id, bytes) in self.nic_dropped.drain(..) {
+            let port = &mut self.ports[g];
+            port.queued_pkts -= 1;
+            port.nic_bytes -= bytes as u64;
+            self.counters.drop_pkts[DropCause::NicQdisc as usize] += 1;
+            self.counters.drop_bytes[DropCause::NicQdisc as usize] += bytes as u64;
+            self.pool.free(id);
+        }
     }
 
     fn host_receive(&mut self, h: u32, id: u32) {

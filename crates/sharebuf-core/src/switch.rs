@@ -3,7 +3,8 @@
 //! Every port (host NIC or switch egress) has one FIFO per queue and transmits one packet
 //! at a time. A switch has one shared buffer for all its ports, accounted in wire bytes per
 //! (port, queue), per priority and in total; its buffer-management scheme decides every
-//! admission. A packet holds buffer from enqueue until it starts transmission.
+//! admission. A packet holds buffer from enqueue until it starts transmission, or, with a
+//! device FIFO (`device_queue_packets`), until it moves into that FIFO below the buffer.
 
 use crate::bm::{BufferManager, BufferState, QueueRef, SchedKind};
 use crate::topology::RouteTable;
@@ -96,8 +97,13 @@ pub struct Port {
     pub tx_bytes: u64,
     /// Bytes queued at a host NIC (switch ports use the switch's BufferState).
     pub nic_bytes: u64,
-    /// Packets queued over all queues of this port.
+    /// Packets queued over all queues of this port (above the device FIFO).
     pub queued_pkts: u32,
+    /// Device FIFO below the buffer manager, outside the shared buffer (ns-3's
+    /// PointToPointNetDevice queue): packets waiting behind the one on the wire.
+    pub dev: VecDeque<u32>,
+    /// Capacity of `dev` in packets (0: no device FIFO).
+    pub dev_cap: u32,
     /// Serialization time per byte when the rate divides 8e12 exactly (0: compute).
     pub ps_per_byte: u64,
     pub sched: SchedState,
@@ -110,7 +116,7 @@ impl Port {
 
     #[inline]
     pub fn has_queued(&self) -> bool {
-        self.queued_pkts > 0
+        self.queued_pkts > 0 || !self.dev.is_empty()
     }
 
     /// Serialization time of `bytes` on this port.
@@ -142,12 +148,18 @@ pub enum DropCause {
     BmDequeue = 2,
     /// Pushed out of a queue to make room.
     PushOut = 3,
+    /// Dropped by a host NIC's queue discipline (fq_codel: CoDel or its packet limit).
+    NicQdisc = 4,
 }
 
-pub const DROP_CAUSES: [&str; 4] = ["bm_threshold", "buffer_full", "bm_dequeue", "pushout"];
+pub const DROP_CAUSES: [&str; 5] = ["bm_threshold", "buffer_full", "bm_dequeue", "pushout", "nic_qdisc"];
 
 pub struct Switch {
     pub node: u32,
+    /// ECMP hash salt (`Topology::ecmp_salt`).
+    pub ecmp_salt: u32,
+    /// Bytes of a packet's wire size not counted in the buffer (`buffer_accounting`).
+    pub acct_overhead_bytes: u32,
     /// Global ids of this switch's ports, in local order.
     pub ports: Vec<u32>,
     pub routes: RouteTable,
@@ -162,6 +174,10 @@ pub struct Switch {
     pub drr_quantum_bytes: u64,
     pub peak_occupancy_bytes: u64,
 }
+
+/// Wire bytes not counted by `buffer_accounting = "ip_payload"`: ns-3's point-to-point
+/// header (2 B) and the IPv4 header (20 B); ns-3 queue discs see the IP packet minus its header.
+pub const IP_PAYLOAD_OVERHEAD_BYTES: u32 = 22;
 
 impl Switch {
     /// Replace this switch's buffer-management scheme (tests, embedding).
@@ -191,7 +207,7 @@ mod tests {
     use super::*;
 
     fn port(nq: usize) -> Port {
-        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, ps_per_byte: 0, sched: SchedState::default() }
+        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_cap: 0, ps_per_byte: 0, sched: SchedState::default() }
     }
 
     #[test]

@@ -60,16 +60,24 @@ pub struct Topology {
     pub leaf_uplink_bps: u64,
     /// Switch names for outputs ("leaf0", "spine1", "switch0").
     pub switch_names: Vec<String>,
+    /// One ECMP hash at every switch (`ecmp_hash = "same"`), else salted per switch.
+    pub ecmp_same: bool,
 }
 
 impl Topology {
     pub fn build(spec: &TopologySpec) -> Result<Topology, String> {
         match *spec {
-            TopologySpec::LeafSpine { leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps } => {
+            TopologySpec::LeafSpine { leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps, ref ecmp_hash } => {
                 if leaves == 0 || spines == 0 || servers_per_leaf == 0 || links_per_leaf_spine == 0 {
                     return Err("topology: leaves, spines, servers_per_leaf and links_per_leaf_spine must be >= 1".into());
                 }
-                Ok(leaf_spine(leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps))
+                let mut t = leaf_spine(leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps);
+                t.ecmp_same = match ecmp_hash.as_str() {
+                    "salted" => false,
+                    "same" => true,
+                    s => return Err(format!("topology.ecmp_hash = '{s}': allowed: salted, same")),
+                };
+                Ok(t)
             }
             TopologySpec::Star { hosts, link_bps, link_delay_ps } => {
                 if hosts < 2 {
@@ -84,6 +92,14 @@ impl Topology {
     #[inline]
     pub fn switch_node(&self, s: u32) -> u32 {
         self.n_hosts + s
+    }
+
+    /// ECMP hash salt of switch `s`: its index (`"salted"`), or 0 at every switch (`"same"`,
+    /// ns-3 global routing: with uplinks ordered spine-major, hash % (spines x links) at the
+    /// leaf and hash % links at the spine pick the same link index j).
+    #[inline]
+    pub fn ecmp_salt(&self, s: u32) -> u32 {
+        if self.ecmp_same { 0 } else { s }
     }
 
     /// Number of links on the path between two hosts.
@@ -111,6 +127,16 @@ impl Topology {
     pub fn base_rtt_ps(&self, src: u32, dst: u32) -> u64 {
         2 * self.path_links(src, dst) as u64 * self.link_delay_ps
     }
+}
+
+#[inline]
+pub fn ecmp_hash(flow: u32, dst: u32, salt: u32) -> u64 {
+    // SplitMix64 finalizer over (flow, direction, salt): per-flow, per-direction ECMP;
+    // the salt is the switch index (independent choices) or 0 at every switch.
+    let mut z = (flow as u64) << 32 ^ (dst as u64) ^ ((salt as u64) << 48) ^ 0x9E37_79B9_7F4A_7C15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn host_link(ports: &mut Vec<PortDesc>, host: u32, sw_node: u32, rate: u64, delay: u64) -> u32 {
@@ -149,6 +175,7 @@ pub fn star(hosts: u32, link_bps: u64, delay: u64) -> Topology {
         n_leaves: 1,
         leaf_uplink_bps: 0,
         switch_names: vec!["switch0".into()],
+        ecmp_same: false,
     }
 }
 
@@ -229,6 +256,7 @@ pub fn leaf_spine(leaves: u32, spines: u32, spl: u32, links: u32, host_bps: u64,
         n_leaves: leaves,
         leaf_uplink_bps: spines as u64 * links as u64 * fabric_bps,
         switch_names: names,
+        ecmp_same: false,
     }
 }
 
@@ -256,5 +284,52 @@ mod tests {
         assert_eq!(t.leaf_uplink_bps, 160_000_000_000);
         // 1500 B data + 64 B ACK: 4 x 1 us propagation each way, 10G edges, 40G core.
         assert_eq!(t.unloaded_rtt_ps(0, 5, 1500, 64), 8_000_000 + 2 * (1_200_000 + 51_200) + 2 * (300_000 + 12_800));
+    }
+
+    /// Pearson chi-square of `counts` against a uniform spread.
+    fn chi2(counts: &[u64]) -> f64 {
+        let n: u64 = counts.iter().sum();
+        let e = n as f64 / counts.len() as f64;
+        counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+    }
+
+    /// ecmp_hash = "same" on the ns3dc topology (2 leaves, 2 spines, 4 links per pair, 32
+    /// servers per leaf): the spine picks the same link index j as the leaf's uplink (s, j), so
+    /// downlink (s, j) carries exactly what uplink (s, j) carried; "salted" matches only by chance
+    /// (1/4). Flows spread uniformly over the 8 uplinks in both modes: chi-square with 7 degrees
+    /// of freedom below 24.32 (p = 0.001).
+    #[test]
+    fn ecmp_same_hash_polarizes_and_spreads_evenly() {
+        for same in [false, true] {
+            let mut t = leaf_spine(2, 2, 32, 4, 10_000_000_000, 10_000_000_000, 10_000_000);
+            t.ecmp_same = same;
+            // Leaf 1 (salt 1 when salted; leaf 0's salt is 0 in both modes) towards leaf 0.
+            let (leaf, n_flows) = (1u32, 64_000u32);
+            let mut counts = [0u64; 8];
+            let mut same_j = 0u32;
+            for flow in 0..n_flows {
+                let dst = flow % 32;
+                let up = t.routes[leaf as usize].choose(dst, ecmp_hash(flow, dst, t.ecmp_salt(leaf)));
+                let p = up - 32; // uplink index s * links + j
+                counts[p] += 1;
+                let (s, j) = (p / 4, p % 4);
+                let spine = 2 + s as u32;
+                let down = t.routes[spine as usize].choose(dst, ecmp_hash(flow, dst, t.ecmp_salt(spine)));
+                // spine local port l * links + j towards leaf l = 0
+                if down == j {
+                    same_j += 1;
+                }
+            }
+            let x2 = chi2(&counts);
+            println!("ecmp same = {same}: chi-square {x2:.2} over uplinks {counts:?}, spine repeats j for {same_j} of {n_flows}");
+            assert!(x2 < 24.32, "same = {same}: chi-square {x2} over uplinks {counts:?}");
+            let frac = same_j as f64 / n_flows as f64;
+            if same {
+                assert_eq!(same_j, n_flows, "one hash: the spine repeats the leaf's link index");
+            } else {
+                // binomial(64000, 1/4): sd 0.0017
+                assert!((frac - 0.25).abs() < 0.01, "salted: spine matches leaf's j in {frac} of flows, expected 0.25");
+            }
+        }
     }
 }

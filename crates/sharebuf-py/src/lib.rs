@@ -82,6 +82,8 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
     stats.set_item("delivered_data_pkts", k.delivered_data_pkts)?;
     stats.set_item("ecn_marks", k.ecn_marks)?;
     stats.set_item("nic_ecn_marks", k.nic_ecn_marks)?;
+    stats.set_item("nic_peak_pkts", k.nic_peak_pkts)?;
+    stats.set_item("nic_peak_bytes", k.nic_peak_bytes)?;
     stats.set_item("in_flight_pkts", o.in_flight_pkts)?;
     stats.set_item("in_flight_bytes", o.in_flight_bytes)?;
     stats.set_item("pool_capacity_pkts", o.pool_capacity_pkts)?;

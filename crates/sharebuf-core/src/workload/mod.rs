@@ -91,13 +91,32 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
             }
             WorkloadSpec::Flows { name, flows, .. } => {
                 g.names.push(name.clone());
+                // Query ids of this workload -> global query index, in order of first appearance.
+                let mut qidx: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
                 for (k, f) in flows.iter().enumerate() {
                     check_host(topo, &format!("workload {i} ({name}) flow {k}: src"), f.src)?;
                     check_host(topo, &format!("workload {i} ({name}) flow {k}: dst"), f.dst)?;
                     if f.src == f.dst {
                         return Err(format!("workload {i} ({name}) flow {k}: src = dst = {}; a flow needs two hosts", f.src));
                     }
-                    g.flows.push(FlowDesc { src: f.src, dst: f.dst, size_bytes: f.size_bytes, start_ps: f.start_ps, priority: f.priority, workload: wi, query: -1, handshake: default_handshake });
+                    let query = match f.query {
+                        None => -1,
+                        Some(q) => {
+                            let qi = *qidx.entry(q).or_insert_with(|| {
+                                g.queries.push(QueryDesc { requester: f.dst, size_bytes: 0, start_ps: f.start_ps, workload: wi });
+                                g.queries.len() - 1
+                            });
+                            let d = &mut g.queries[qi];
+                            if d.requester != f.dst {
+                                return Err(format!("workload {i} ({name}) flow {k}: query {q} goes to host {}, but its earlier flows go to host {}; a query has one requester (dst)", f.dst, d.requester));
+                            }
+                            // QCT runs from the query's earliest response start to its last response's end.
+                            d.start_ps = d.start_ps.min(f.start_ps);
+                            d.size_bytes += f.size_bytes;
+                            qi as i64
+                        }
+                    };
+                    g.flows.push(FlowDesc { src: f.src, dst: f.dst, size_bytes: f.size_bytes, start_ps: f.start_ps, priority: f.priority, workload: wi, query, handshake: f.handshake.unwrap_or(default_handshake) });
                 }
             }
             WorkloadSpec::Cbr { name, flows } => {

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""sharebuf side of the ns3dc comparison: seeds x {dt, abm_code} x {profile ns3dc, sharebuf
+defaults}, each replaying ns3dc's own websearch flows and incast queries for that seed.
+
+For each seed, ns3dc_flows.py re-derives ns3dc's flows (glibc rand(), same draw order) into
+scenarios/replay/{websearch,incast}-sN.csv; the scenarios/ns3dc-<scheme>.toml files point at
+them. Writes results/sharebuf/<variant>_<scheme>-sN.parquet (flows.parquet of each run) and
+appends wall times to results/runs.csv; compare.py reads both.
+
+Usage: python3 run_sharebuf.py [--seeds 1,2,3,4,5] [--variants profile,default] [--schemes dt,abm_code]
+  variants: profile (ns3dc), default (sharebuf's), and ablations ecmp, devq, ippay, maxrto
+  (one profile setting alone on sharebuf's defaults), hostfq (ns-3's host NIC:
+  fq_codel over a 100 p device FIFO)
+"""
+import argparse
+import csv
+import os
+import shutil
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import ns3dc_flows  # noqa: E402
+
+#: variant -> (value of the scenario's `profile` key, dotted keys set on top): the profile, sharebuf's
+#: defaults, and one-setting ablations (each profile setting alone on sharebuf's defaults).
+VARIANTS = {
+    "profile": ("ns3dc", {}),
+    "default": ("none", {}),
+    "ecmp": ("none", {"topology.ecmp_hash": "same"}),
+    "devq": ("none", {"switch.device_queue_packets": 100}),
+    "ippay": ("none", {"switch.buffer_accounting": "ip_payload"}),
+    "maxrto": ("none", {"transport.max_rto_us": 60e6}),
+    "hostfq": ("none", {"host.nic_qdisc": "fq_codel", "host.device_queue_packets": 100}),
+}
+
+
+def with_keys(data, dotted):
+    """A copy of the scenario dict with dotted keys set."""
+    import copy
+    out = copy.deepcopy(data)
+    for k, v in dotted.items():
+        *path, leaf = k.split(".")
+        d = out
+        for part in path:
+            d = d.setdefault(part, {})
+        d[leaf] = v
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", default="1,2,3,4,5")
+    ap.add_argument("--variants", default="profile,default")
+    ap.add_argument("--schemes", default="dt,abm_code")
+    ap.add_argument("--results", default=str(HERE / "results"))
+    args = ap.parse_args()
+    import sharebuf
+
+    seeds = [int(s) for s in args.seeds.split(",")]
+    res_dir = Path(args.results) / "sharebuf"
+    res_dir.mkdir(parents=True, exist_ok=True)
+    replay = HERE / "scenarios" / "replay"
+    runs_csv = Path(args.results) / "runs.csv"
+    new = not runs_csv.exists()
+    with runs_csv.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(["side", "scheme", "seed", "wall_s"])
+        for seed in seeds:
+            flows, start = ns3dc_flows.generate(seed, 0.5)
+            ws_csv, inc_csv = ns3dc_flows.write_csvs(flows, start, seed, replay)
+            for scheme in args.schemes.split(","):
+                path = HERE / "scenarios" / f"ns3dc-{scheme}.toml"
+                data = tomllib.loads(path.read_text())
+                data["seed"] = seed
+                for wl in data["workload"]:
+                    wl["file"] = ws_csv if wl["name"] == "websearch" else inc_csv
+                for variant in args.variants.split(","):
+                    t0 = time.time()
+                    prof, keys = VARIANTS[variant]
+                    r = sharebuf.run(with_keys(data, keys), profile=prof, quiet=True, out=HERE / "out" / f"{variant}_{scheme}-s{seed}")
+                    wall = time.time() - t0
+                    shutil.copy(HERE / "out" / f"{variant}_{scheme}-s{seed}" / "flows.parquet", res_dir / f"{variant}_{scheme}-s{seed}.parquet")
+                    w.writerow(["sharebuf", f"{variant}_{scheme}", seed, f"{wall:.1f}"])
+                    fh.flush()
+                    s = r.summary
+                    print(f"seed {seed} {variant:8s} {scheme:9s} {wall:5.1f} s  unfinished {s['flows']['unfinished']}  "
+                          f"p99 " + ", ".join(f"{k} {v['p99']:.1f}" for k, v in s["slowdown"].items()) +
+                          f"  profile set {s['profile']['set']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

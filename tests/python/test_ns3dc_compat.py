@@ -1,0 +1,253 @@
+"""Matching the ABM authors' ns-3 simulator (issue 15): ECMP hash, per-port device FIFO,
+IP-payload buffer accounting, the `ns3dc` profile, and incast replay. Each test asserts a
+number against a hand computation or a closed form."""
+
+import copy
+
+import pytest
+
+import sharebuf
+from conftest import star
+from sharebuf.config import PROFILES, ScenarioError, parse_scenario, resolve
+from test_fidelity import lone_flow_fct_ps
+
+SEG = 1500  # CBR packet bytes in the burst tests
+T_SEG_PS = SEG * 8 * 100  # 1500 B at 10 Gbps = 1.2 us
+
+
+def ns3dc_fabric(ecmp_hash, servers_per_leaf=16, **switch):
+    """The ns3dc topology shape (2 leaves, 2 spines, 4 links per leaf-spine, 10G everywhere)
+    with inter-leaf websearch traffic heavy enough to queue at salted spines."""
+    return {
+        "seed": 3,
+        "max_ms": 300,
+        "arrivals_until_ms": 15,
+        "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "servers_per_leaf": servers_per_leaf,
+                     "links_per_leaf_spine": 4, "host_link_gbps": 10, "fabric_link_gbps": 10, "link_delay_us": 10,
+                     "ecmp_hash": ecmp_hash},
+        "switch": {"buffer_bytes": 4_000_000, "queues_per_port": 2, "bm": {"scheme": "dt", "alpha": [1, 0.5]}, **switch},
+        "transport": {"cc": "newreno", "mss_bytes": 1400, "header_bytes": 54, "init_cwnd_packets": 10},
+        "workload": [{"kind": "poisson", "cdf": "websearch", "load": 0.7, "load_definition": "host", "destinations": "inter_leaf"}],
+        "output": {"buffer_sample_us": 0},
+    }
+
+
+# ----------------------------------------------------------------------------- 1. ECMP
+def test_ecmp_same_hash_leaves_spines_empty():
+    """One hash at every switch: spine downlink (s, j) carries exactly what uplink (s, j)
+    carried, at the same rate, so a spine port never holds more than the packets that overlap
+    through store-and-forward (a data packet still serializing when a shorter ACK behind it has
+    arrived): at most 3 full packets. Salted: spine downlinks merge 4 uplinks and queue."""
+    peaks = {}
+    for mode in ("salted", "same"):
+        s = sharebuf.run(ns3dc_fabric(mode), quiet=True).summary
+        peaks[mode] = max(v["peak_bytes"] for k, v in s["buffer"]["per_switch"].items() if k.startswith("spine"))
+        assert s["flows"]["unfinished"] == 0
+    assert peaks["same"] <= 3 * 1454, peaks
+    assert peaks["salted"] >= 50 * 1454, peaks
+
+
+def test_ecmp_hash_is_validated():
+    sc = ns3dc_fabric("polarized")
+    with pytest.raises(ScenarioError, match=r"topology.ecmp_hash = 'polarized'.*salted.*same"):
+        parse_scenario(sc)
+
+
+# ----------------------------------------------------------------------------- 2. device FIFO
+def two_cbr_into_one(n_per_source, device_queue_packets, buffer_bytes=1_000_000, alpha=8.0):
+    """Hosts 0 and 1 each send n packets of 1500 B at 10 Gbps to host 2 (star, 10G links): the
+    port to host 2 receives 2 packets per 1.2 us and sends 1."""
+    sc = star(hosts=3, buffer_bytes=buffer_bytes, alpha=alpha)
+    sc["switch"]["device_queue_packets"] = device_queue_packets
+    stop_ms = n_per_source * T_SEG_PS / 1e9 - 1e-6  # exactly n departures: t = 0, 1.2 us, ...
+    sc["workload"] = [{"kind": "cbr", "flows": [
+        {"src": s, "dst": 2, "rate_gbps": 10, "stop_ms": stop_ms, "packet_bytes": SEG} for s in (0, 1)]}]
+    sc["output"] = {"buffer_sample_us": 0}
+    return sharebuf.run(sc, quiet=True).summary
+
+
+def test_device_fifo_burst_bypasses_shared_buffer():
+    """Burst into an idle port. After k arrival instants (2 packets each) the port has sent
+    k - 1 and is sending one, so 2k - k = k packets wait; at most n = 80 (the burst's end).
+    Without a device FIFO all wait in the shared buffer: peak 80 x 1500 B (the last arrival
+    pair counts both before one leaves: the engine counts at enqueue). With a 100-packet
+    device FIFO every waiting packet is below the buffer: a packet is in the pool only for the
+    instant between its enqueue and its move down, so the peak is one packet. With a 30-packet
+    FIFO, 30 of them are outside: the peak drops by exactly 30 packets."""
+    n = 80
+    none, big, small = (two_cbr_into_one(n, d)["buffer"]["per_switch"]["switch0"]["peak_bytes"] for d in (0, 100, 30))
+    assert none == n * SEG
+    assert big == SEG
+    assert small == (n - 30) * SEG
+
+
+def test_device_fifo_overloaded_port_holds_threshold_plus_n():
+    """An overloaded port under DT (alpha = 1, one queue, B = 150,000 B): the buffer-manager
+    queue settles at the DT threshold, q + 1500 <= B - q, i.e. q <= 74,250 -> 50 packets
+    (75,000 B), with or without the device FIFO; the 100 packets in the device FIFO are extra,
+    so exactly 100 fewer packets are dropped."""
+    n = 2000
+    a = two_cbr_into_one(n, 0, buffer_bytes=150_000, alpha=1.0)
+    b = two_cbr_into_one(n, 100, buffer_bytes=150_000, alpha=1.0)
+    assert a["buffer"]["per_switch"]["switch0"]["peak_bytes"] == 75_000
+    assert b["buffer"]["per_switch"]["switch0"]["peak_bytes"] == 75_000
+    assert a["drops_total"] - b["drops_total"] == 100
+    assert a["packets"]["delivered"] + a["drops_total"] == 2 * n == b["packets"]["delivered"] + b["drops_total"]
+
+
+@pytest.mark.parametrize("size", [14_480, 300_000])
+def test_device_fifo_lone_flow_fct_unchanged(size):
+    """A FIFO below a FIFO changes no departure time: a lone flow's FCT is the exact hand
+    computation of test_fidelity with or without the device FIFO."""
+    for dev in (0, 100):
+        sc = star(hosts=2, delay_us=1.0)
+        sc["switch"]["device_queue_packets"] = dev
+        sc["transport"] = {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 10}
+        sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": size, "start_s": 0.0}]}]
+        f = sharebuf.run(sc, quiet=True).flows.iloc[0]
+        assert round(f.fct_s * 1e12) == lone_flow_fct_ps(size, 1448, 54, 10, 10**10, 10**6, True)
+
+
+def test_device_fifo_default_is_byte_identical():
+    """device_queue_packets = 0 and buffer_accounting = "wire" are today's model: the same flows,
+    byte for byte, as a scenario that does not name them."""
+    base = ns3dc_fabric("salted")
+    base["topology"].pop("ecmp_hash")
+    explicit = copy.deepcopy(base)
+    explicit["topology"]["ecmp_hash"] = "salted"
+    explicit["switch"].update(device_queue_packets=0, buffer_accounting="wire")
+    explicit["profile"] = "none"
+    a, b = sharebuf.run(base, quiet=True), sharebuf.run(explicit, quiet=True)
+    assert a.tables["flows"].equals(b.tables["flows"])
+
+
+# ----------------------------------------------------------------------------- 3. IP-payload accounting
+def test_ip_payload_accounting_counts_1432_per_segment():
+    """ns-3 queue discs count the IP payload: 1400 B payload + 54 B headers (20 IP + 20 TCP +
+    12 TS + 2 PPP) on the wire is 1432 B in the buffer. The burst test above with 1500 B wire
+    packets: 80 waiting packets hold 80 x 1478 B."""
+    n = 80
+    sc_peak = {}
+    for acct in ("wire", "ip_payload"):
+        sc = star(hosts=3, buffer_bytes=1_000_000, alpha=8.0)
+        sc["switch"]["buffer_accounting"] = acct
+        stop_ms = n * T_SEG_PS / 1e9 - 1e-6
+        sc["workload"] = [{"kind": "cbr", "flows": [{"src": s, "dst": 2, "rate_gbps": 10, "stop_ms": stop_ms, "packet_bytes": SEG} for s in (0, 1)]}]
+        sc["output"] = {"buffer_sample_us": 0}
+        sc_peak[acct] = sharebuf.run(sc, quiet=True).summary["buffer"]["per_switch"]["switch0"]["peak_bytes"]
+    assert sc_peak["wire"] == n * 1500
+    assert sc_peak["ip_payload"] == n * (1500 - 22)
+
+
+def test_ip_payload_needs_headers():
+    sc = star(hosts=2)
+    sc["switch"]["buffer_accounting"] = "ip_payload"
+    sc["transport"] = {"cc": "newreno", "header_bytes": 10}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
+    with pytest.raises(ScenarioError, match=r"switch.buffer_accounting = 'ip_payload'.*header_bytes >= 22.*10"):
+        sharebuf.run(sc, quiet=True)
+
+
+# ----------------------------------------------------------------------------- 6. profile
+def test_profile_sets_defaults_under_user_keys():
+    sc = ns3dc_fabric("salted")  # the user's own ecmp_hash wins over the profile's
+    sc["profile"] = "ns3dc"
+    p = parse_scenario(sc)
+    assert p.topology.ecmp_hash == "salted"
+    assert p.switch.device_queue_packets == 100
+    assert p.switch.buffer_accounting == "ip_payload"
+    assert p.transport.max_rto_us == 60e6
+    rep = p.profile_report()
+    assert rep["name"] == "ns3dc"
+    assert "topology.ecmp_hash" not in rep["set"]
+    assert rep["set"]["switch.device_queue_packets"] == 100
+    spec = resolve(p, None)
+    assert spec["switch"]["device_queue_packets"] == 100 and spec["transport"]["max_rto_ps"] == 60 * 10**12
+    # one flag away: sharebuf's own defaults
+    sc["profile"] = "none"
+    q = parse_scenario(sc)
+    assert q.switch.device_queue_packets == 0 and q.switch.buffer_accounting == "wire" and q.profile_report()["set"] == {}
+
+
+def test_profile_shows_in_summary_and_rejects_unknown():
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
+    s = sharebuf.run(sc, quiet=True).summary
+    assert s["profile"]["name"] == "ns3dc"
+    assert s["profile"]["set"] == {k: v for k, v in PROFILES["ns3dc"].items()}
+    sc["profile"] = "ns3"
+    with pytest.raises(ScenarioError, match=r"profile = 'ns3': unknown profile; allowed: none, ns3dc"):
+        parse_scenario(sc)
+
+
+# ----------------------------------------------------------------------------- 5. incast replay
+def test_flows_replay_queries_and_preopened_connections(tmp_path):
+    """Explicit query ids and pre-opened connections in `flows` input. A lone pre-opened
+    response has the hand-computed FCT without handshake (test_fidelity); a query of two
+    responses gets one queries.parquet row: requester = dst, size = the sum, QCT = the later
+    response's end minus the query time. A row's own `handshake` wins over the workload's."""
+    csv = tmp_path / "incast.csv"
+    csv.write_text("id,src,dst,size_bytes,start_s,priority,query,handshake\n"
+                   "0,0,1,14480,0.0,1,7,\n"           # query 7: alone, first (t = 0)
+                   "1,2,3,50000,0.001,1,9,\n"         # query 9: two responses to host 3
+                   "2,0,3,50000,0.001,1,9,\n"
+                   "3,2,1,1000,0.002,1,,true\n")      # not a query; handshake despite the workload
+    sc = star(hosts=4, delay_us=1.0)
+    sc["transport"] = {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 10}
+    sc["workload"] = [{"kind": "flows", "name": "incast", "file": str(csv), "handshake": False}]
+    res = sharebuf.run(sc, quiet=True)
+    f, q = res.flows, res.queries
+    assert round(f.fct_s[0] * 1e12) == lone_flow_fct_ps(14480, 1448, 54, 10, 10**10, 10**6, False)
+    assert round(f.fct_s[3] * 1e12) == lone_flow_fct_ps(1000, 1448, 54, 10, 10**10, 10**6, True)
+    assert list(f.query_id.fillna(-1).astype(int)) == [0, 1, 1, -1]
+    assert len(q) == 2
+    assert list(q.requester) == [1, 3] and list(q.size_bytes) == [14480, 100_000]
+    assert q.qct_s[1] == pytest.approx(max(f.end_s[1], f.end_s[2]) - 0.001, abs=1e-12)
+    assert q.qct_s[0] == pytest.approx(f.fct_s[0], abs=1e-12)
+
+
+def test_flows_query_needs_one_requester():
+    sc = star(hosts=4)
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0, "query": 3},
+                                                  {"src": 0, "dst": 2, "size_bytes": 10, "start_s": 0, "query": 3}]}]
+    with pytest.raises(ScenarioError, match=r"flow 1: query 3 goes to host 2, but its earlier flows go to host 1"):
+        sharebuf.run(sc, quiet=True)
+
+
+# ----------------------------------------------------------------------------- 4. host NIC fq_codel
+@pytest.mark.parametrize("qdisc,wait_us", [("fifo", 100.4), ("fq_codel", 0.8)])
+def test_host_fq_codel_serves_a_new_flow_next(qdisc, wait_us):
+    """Host 0's NIC is backlogged by a 20 Gbps constant-rate flow to host 1 (1500 B packets every
+    0.6 us, sent back to back every 1.2 us from t = 0). A one-segment flow to host 2 starts at
+    t = 100 us, while packet 83 is on the wire (99.6 - 100.8 us) and 167 - 84 = 83 wait.
+    FIFO: it leaves after those, at 100.8 + 83 x 1.2 = 200.4 us (100.4 us of waiting); fq_codel:
+    a new flow is served first, at 100.8 us (0.8 us). The rest is the hand-computed lone-flow
+    FCT (no handshake)."""
+    sc = star(hosts=3, delay_us=1.0)
+    sc["host"] = {"nic_qdisc": qdisc}
+    sc["transport"] = {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "handshake": False}
+    sc["workload"] = [
+        {"kind": "cbr", "flows": [{"src": 0, "dst": 1, "rate_gbps": 20, "stop_ms": 0.3, "packet_bytes": 1500}]},
+        {"kind": "flows", "name": "probe", "flows": [{"src": 0, "dst": 2, "size_bytes": 1000, "start_s": 100e-6}]},
+    ]
+    f = sharebuf.run(sc, quiet=True).flows.iloc[0]
+    lone = lone_flow_fct_ps(1000, 1448, 54, 10, 10**10, 10**6, False)
+    assert round(f.fct_s * 1e12) == lone + round(wait_us * 1e6)
+
+
+def test_sweep_over_profile_applies_it_afresh():
+    """A sweep dumps the validated scenario; keys a profile sets must not be frozen into it, or a
+    swept `profile` would change nothing. A key the scenario set itself stays."""
+    from sharebuf.sweep import plan
+
+    sc = ns3dc_fabric("salted")  # the scenario's own ecmp_hash
+    sc["profile"] = "ns3dc"
+    pts = plan(sc, {"profile": ["none", "ns3dc"]})
+    got = {p["profile"]: parse_scenario(d) for p, d in pts}
+    assert got["none"].switch.device_queue_packets == 0 and got["none"].host.nic_qdisc == "fifo"
+    assert got["ns3dc"].switch.device_queue_packets == 100 and got["ns3dc"].host.nic_qdisc == "fq_codel"
+    assert got["none"].topology.ecmp_hash == got["ns3dc"].topology.ecmp_hash == "salted"
+    sc.pop("profile")
+    pts = plan(sc, {"profile": ["ns3dc"]})
+    assert parse_scenario(pts[0][1]).switch.buffer_accounting == "ip_payload"
