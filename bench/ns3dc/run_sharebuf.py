@@ -36,6 +36,10 @@ VARIANTS = {
     "ippay": ("none", {"switch.buffer_accounting": "ip_payload"}),
     "maxrto": ("none", {"transport.max_rto_us": 60e6}),
     "hostfq": ("none", {"host.nic_qdisc": "fq_codel", "host.device_queue_packets": 100}),
+    # the profile without one of its settings
+    "profile_hostfifo": ("ns3dc", {"host.nic_qdisc": "fifo", "host.device_queue_packets": 0}),
+    "profile_notick": ("ns3dc", {"transport.timestamp_tick_us": 0}),
+    "profile_rfc6675": ("ns3dc", {"transport.recovery": "rfc6675"}),
 }
 
 

@@ -621,7 +621,7 @@ impl Simulator {
         let now = self.ev.now;
         let sw = &mut self.switches[s as usize];
         sw.bm.on_tick(&sw.buf, now);
-        if !self.draining {
+        if !self.draining || sw.buf.occupied_bytes > 0 {
             let dt = sw.bm.tick_interval_ps().unwrap_or(0).max(1);
             self.ev.at(now + dt, Kind::BmTick, s, 0);
         }
@@ -634,7 +634,7 @@ impl Simulator {
             self.buf_switch.push(s as u16);
             self.buf_bytes.push(sw.buf.occupied_bytes);
         }
-        if !self.draining {
+        if self.keep_sampling() {
             self.ev.at(now + self.buffer_sample_ps, Kind::SampleBuffer, 0, 0);
         }
     }
@@ -649,9 +649,15 @@ impl Simulator {
                 }
             }
         }
-        if !self.draining {
+        if self.keep_sampling() {
             self.ev.at(now + self.queue_sample_ps, Kind::SampleQueues, 0, 0);
         }
+    }
+
+    /// Periodic samples go on until every flow is done *and* the buffers are empty: a
+    /// constant-rate flow that stopped sending may still have full queues to watch drain.
+    fn keep_sampling(&self) -> bool {
+        !self.draining || self.switches.iter().any(|s| s.buf.occupied_bytes > 0)
     }
 
     // ---------------------------------------------------------------- results
