@@ -99,14 +99,8 @@ impl CongestionControl for Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::IntHop;
+    use crate::cc::testutil::one_hop_int as stack;
 
-    fn stack(ts_ps: Time, tx_bytes: u64, qlen_bytes: u32) -> IntStack {
-        let mut s = IntStack::default();
-        s.n = 1;
-        s.hops[0] = IntHop { qlen_bytes, ts_ps, tx_bytes, rate_bps: 10_000_000_000 };
-        s
-    }
 
     /// A new flow meets a one-BDP queue (12.5 KB at 10 Gbps, τ = 10 µs) on a port sending at
     /// line rate: U_new = q·8/(Bτ) + tx/B = 2. From U = 1, one ACK 1 µs later gives U = 0.9 + 0.2

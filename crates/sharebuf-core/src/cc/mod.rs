@@ -155,3 +155,17 @@ impl RenoGrowth {
         }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::engine::Time;
+    use crate::packet::{IntHop, IntStack};
+
+    /// An INT record of one 10 Gbps hop: its timestamp, cumulative transmitted bytes and queue.
+    pub fn one_hop_int(ts_ps: Time, tx_bytes: u64, qlen_bytes: u32) -> IntStack {
+        let mut s = IntStack::default();
+        s.n = 1;
+        s.hops[0] = IntHop { qlen_bytes, ts_ps, tx_bytes, rate_bps: 10_000_000_000 };
+        s
+    }
+}

@@ -108,14 +108,8 @@ impl CongestionControl for PowerTcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::IntHop;
+    use crate::cc::testutil::one_hop_int as stack;
 
-    fn stack(ts_ps: Time, tx_bytes: u64, qlen_bytes: u32) -> IntStack {
-        let mut s = IntStack::default();
-        s.n = 1;
-        s.hops[0] = IntHop { qlen_bytes, ts_ps, tx_bytes, rate_bps: 10_000_000_000 };
-        s
-    }
 
     /// A new flow meets a standing 100 KB queue on a 10 Gbps hop, τ = 10 µs. The first two
     /// ACKs, 1 µs apart, show the port sending at line rate: λ = B, Γ = (Bτ + 8q)/(Bτ) = 9.
