@@ -62,7 +62,8 @@ def write_docs(out: Path, wall_s: float) -> None:
     if full.is_file():  # the full-scale claims of ABM Figs. 6 and 7, when they were run beside
         body = full.read_text().split("\n", 1)[1].replace("\n## ", "\n### ")
         extra = ("\n## ABM Figs. 6 and 7 at full scale\n\n`sharebuf repro abm-fig6 abm-fig7 --scale full --seeds 1 "
-                 f"--out {full.parent}` (3 s of arrivals as the paper; one seed, as the ABM code ran).\n" + body)
+                 "--out OUT-full` (3 s of arrivals as the paper; one seed, as the ABM code ran; "
+                 "`python bench/repro_docs.py --full` runs it).\n" + body)
     (ROOT / "docs" / "reproduction.md").write_text(head + first + "\n" + note + rest + extra)
 
 
