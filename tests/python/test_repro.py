@@ -273,3 +273,19 @@ def test_cli_list_and_errors():
         assert fid in out.stdout
     bad = subprocess.run([sys.executable, "-m", "sharebuf", "repro", "abm-fig99", "--out", "x"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and "abm-fig7" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_paper_topology_is_one_flag_away():
+    """ABM figures default to the code's 2 x 32 leaf-spine; --topology paper gives the paper text's
+    8 leaves x 32 servers and 8 spines with the same 4:1 oversubscription and buffer per port."""
+    from sharebuf.config import load_scenario, resolve
+
+    spec = repro.list_figures()["abm-fig7"]
+    code = points(spec, "quick")[0][3]
+    paper = points(spec, "quick", None, dict(repro.PAPER_TOPOLOGY))[0][3]
+    assert (code["topology"]["leaves"], code["topology"]["spines"], code["topology"]["links_per_leaf_spine"]) == (2, 2, 4)
+    assert (paper["topology"]["leaves"], paper["topology"]["spines"], paper["topology"]["links_per_leaf_spine"]) == (8, 8, 1)
+    rc, rp = (resolve(*load_scenario(d)[:2]) for d in (code, paper))
+    assert rc["switch"]["buffer_bytes"] == rp["switch"]["buffer_bytes"] == 3_932_160
+    with pytest.raises(Exception, match="allowed: code, paper"):
+        repro.reproduce(["abm-fig7"], "/nonexistent", topology="leafy")

@@ -27,6 +27,11 @@ from .spec import SCALES, FigureSpec, load_specs
 __all__ = ["list_figures", "reproduce", "estimate_cpu_s", "SCALES"]
 
 
+#: The ABM paper's text topology (ABM.md §4.1), for ``topology = "paper"``.
+PAPER_TOPOLOGY = {"topology.leaves": 8, "topology.spines": 8, "topology.links_per_leaf_spine": 1}
+TOPOLOGIES = ("code", "paper")
+
+
 def list_figures() -> Dict[str, FigureSpec]:
     return load_specs()
 
@@ -73,8 +78,13 @@ def _atomic_write(path: Path, write) -> None:
 
 def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[List[int]] = None,
               jobs: Optional[int] = None, use_ray: bool = False, ray_address: Optional[str] = None,
-              overrides: Optional[dict] = None, progress: bool = False, log=print) -> dict:
-    """Reproduce figures ``ids`` into ``out``; returns {figure id: [claim results]}."""
+              overrides: Optional[dict] = None, topology: str = "code", progress: bool = False, log=print) -> dict:
+    """Reproduce figures ``ids`` into ``out``; returns {figure id: [claim results]}.
+
+    ``topology``: for the ABM-family figures (base scenario ``abm-eval``), ``"code"`` is the
+    topology that produced the published numbers (the ABM code's 2 leaves x 32 servers, 2 spines
+    x 4 links) and ``"paper"`` the one the ABM paper's text describes (8 leaves x 32 servers,
+    8 spines, one link each: the same 4:1 oversubscription and 9.6 KB per port per Gbps)."""
     import pandas as pd
 
     from . import analytic, claims as claims_mod, report
@@ -84,6 +94,8 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
 
     if scale not in SCALES:
         raise ScenarioError(f"--scale {scale!r}: allowed: {', '.join(SCALES)}")
+    if topology not in TOPOLOGIES:
+        raise ScenarioError(f"--topology {topology!r}: allowed: {', '.join(TOPOLOGIES)}")
     specs = _select(ids)
     for s in specs:
         for p in s.panels:
@@ -96,7 +108,8 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     plan = {}
     for s in specs:
         if s.simulated:
-            pts = points(s, scale, seeds, overrides)
+            extra = dict(PAPER_TOPOLOGY) if topology == "paper" and s.scenario.base == "abm-eval" else {}
+            pts = points(s, scale, seeds, {**extra, **(overrides or {})})
             plan[s.id] = [(series, x, seed, sc, run_key(sc)) for series, x, seed, sc in pts]
     jobs_list = [(key, sc) for rows in plan.values() for (_, _, _, sc, key) in rows]
     unique = {k for k, _ in jobs_list}

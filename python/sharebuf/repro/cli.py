@@ -42,7 +42,7 @@ def _cmd_repro(args) -> int:
     c = Console(stderr=True)
     t0 = time.perf_counter()
     results = reproduce(args.ids, args.out, scale=args.scale, seeds=seeds, jobs=args.jobs, use_ray=args.ray,
-                        ray_address=args.ray_address, overrides=parse_sets(args.sets), progress=not args.quiet, log=c.print)
+                        ray_address=args.ray_address, overrides=parse_sets(args.sets), topology=args.topology, progress=not args.quiet, log=c.print)
     wall = time.perf_counter() - t0
     out = Path(args.out)
     if args.ids == ["all"]:
@@ -65,6 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scale", default="quick", choices=["tiny", "quick", "full"],
                    help="quick: minutes on a laptop; full: the papers' durations and seeds (many cores or Ray)")
     p.add_argument("--seeds", help="comma list of seeds (default: the scale's)")
+    p.add_argument("--topology", default="code", choices=["code", "paper"],
+                   help="ABM-family figures: code = the ABM code's 2 leaves x 32 servers (the published numbers), "
+                        "paper = the paper text's 8 leaves x 32 servers, 8 spines")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     p.add_argument("--ray", action="store_true", help="run the simulations as Ray tasks")
     p.add_argument("--ray-address", help="Ray cluster address")
