@@ -735,7 +735,9 @@ mod tests {
         assert!((fb.threshold_bytes(&st, q, &p2, 0).unwrap() - 20.0 / 3.0 * r).abs() < 1e-6);
         // Admission follows the class: with 161,000 B queued (R = 819,000, N = 3) flow 7's next
         // packet faces 0.5/3·R = 136,500 and is dropped; flow 8's faces 20/3·R and is admitted.
-        enq(&mut fb, &mut st, q, 161_000);
+        // (Two enqueues, as two packets leave below: packet counts stay consistent.)
+        enq(&mut fb, &mut st, q, 26_000);
+        enq(&mut fb, &mut st, q, 135_000);
         assert_eq!(fb.admit(&st, q, &p, 0), Admission::Drop);
         assert_eq!(fb.admit(&st, q, &p2, 0), Admission::Accept);
         // 161,000 B queued: 1,500 more fit under the long-flow threshold only below 136,500 — a
