@@ -462,6 +462,25 @@ def load_scenario(source: Union[str, Path, dict, None], profile: Optional[str] =
     return sc, base, sc.name or name
 
 
+def absolute_file_inputs(d: dict, base: Path) -> List[str]:
+    """Make the file inputs of a scenario dict (workload ``cdf`` files that are not bundled CDFs,
+    flow-list ``file``s) absolute against ``base``, the scenario's directory, where they exist
+    there; return the absolute paths of every file input."""
+    paths = []
+    for w in d.get("workload", []):
+        for k in ("cdf", "file"):
+            ref = w.get(k)
+            if not isinstance(ref, str) or (k == "cdf" and ref in BUNDLED_CDFS):
+                continue
+            p = Path(ref)
+            if not p.is_absolute() and (base / p).exists():
+                p = base / p
+            if p.is_absolute():
+                w[k] = str(p.resolve())
+                paths.append(w[k])
+    return paths
+
+
 def read_cdf(ref: str, base: Path, key: str) -> List[tuple]:
     if ref in BUNDLED_CDFS:
         text = (resources.files("sharebuf") / "workloads" / f"{ref}.cdf").read_text()

@@ -82,21 +82,12 @@ def resolved_scenario(sc, base: Path, name: str) -> Dict[str, Any]:
     """The validated scenario as a plain dict with defaults filled in and file inputs made
     absolute, plus ``recorded = {sharebuf_version, inputs = {path: sha256}}``."""
     from . import __version__
-    from .config import BUNDLED_CDFS
+    from .config import absolute_file_inputs
 
     d = sc.model_dump(mode="json", exclude_none=True)
     d["name"] = name
     d.pop(RECORD_KEY, None)
-    inputs: Dict[str, str] = {}
-    for w in d.get("workload", []):
-        for key in ("cdf", "file"):
-            ref = w.get(key)
-            if not isinstance(ref, str) or (key == "cdf" and ref in BUNDLED_CDFS):
-                continue
-            p = Path(ref)
-            p = (p if p.is_absolute() else base / p).resolve()
-            w[key] = str(p)
-            inputs[str(p)] = sha256_file(p)
+    inputs = {p: sha256_file(Path(p)) for p in absolute_file_inputs(d, base)}
     d[RECORD_KEY] = {"sharebuf_version": __version__, "inputs": inputs}
     return d
 

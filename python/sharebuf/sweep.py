@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .config import engine_spec_json, load_scenario, parse_scenario, resolve, strip_profile_keys
+from .config import absolute_file_inputs, engine_spec_json, load_scenario, parse_scenario, resolve, strip_profile_keys
 from .errors import ScenarioError
 
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
@@ -120,11 +120,7 @@ def _scenario_base(scenario: Union[str, Path, dict, None]):
     sc, base, name = load_scenario(scenario)
     # Keys a profile sets stay unset unless the scenario set them, so a changed (or swept) `profile` applies.
     d = strip_profile_keys(sc, sc.model_dump(exclude_none=True, exclude_defaults=False))
-    # Relative file names (CDFs, flow files) resolve against the scenario's directory.
-    for w in d.get("workload", []):
-        for k in ("cdf", "file"):
-            if isinstance(w.get(k), str) and not Path(w[k]).is_absolute() and (base / w[k]).exists():
-                w[k] = str(base / w[k])
+    absolute_file_inputs(d, base)  # relative file names resolve against the scenario's directory
     d["name"] = name
     return sc, d
 

@@ -825,6 +825,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// NewReno with SACK, IW 20 segments of 1000 B, 50 ms RTT, 0.1 ms per segment: segment 1
+    /// (seq 0) is lost once; recovery by PRR (RFC 6937) or RFC 6675.
+    fn first_segment_lost(prr: bool) -> Harness<'static> {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        c.prr = prr;
+        let mut dropped = false;
+        let drop = move |p: &Packet, _t: Time| {
+            if p.seq == 0 && !dropped {
+                dropped = true;
+                return true;
+            }
+            false
+        };
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop))
+    }
+
     /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
     /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
     /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
@@ -840,19 +858,7 @@ pub(crate) mod tests {
     /// recovery ends with cwnd = ssthresh = 10 000.
     #[test]
     fn prr_sends_as_rfc6937_on_a_hand_made_loss() {
-        let mut c = cfg(1000, true);
-        c.init_cwnd_packets = 20;
-        c.prr = true;
-        let mut dropped = false;
-        let drop = move |p: &Packet, _t: Time| {
-            if p.seq == 0 && !dropped {
-                dropped = true;
-                return true;
-            }
-            false
-        };
-        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
-        let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        let mut h = first_segment_lost(true);
         h.run_until(150 * PS_PER_MS);
         let log = &h.ack_log;
         let first = log.iter().position(|a| a.2).expect("recovery");
@@ -879,18 +885,7 @@ pub(crate) mod tests {
     /// (new segments) − (j + 2): from j = 9 on, one per ACK.
     #[test]
     fn rfc6675_fast_retransmit_goes_at_once() {
-        let mut c = cfg(1000, true);
-        c.init_cwnd_packets = 20;
-        let mut dropped = false;
-        let drop = move |p: &Packet, _t: Time| {
-            if p.seq == 0 && !dropped {
-                dropped = true;
-                return true;
-            }
-            false
-        };
-        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
-        let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        let mut h = first_segment_lost(false);
         h.run_until(150 * PS_PER_MS);
         let log = &h.ack_log;
         let first = log.iter().position(|a| a.2).expect("recovery");
