@@ -117,7 +117,7 @@ def test_per_x_overrides_and_constant_series():
         type(f10).model_validate(bad)
     f12 = specs["abm-fig12"]
     dt = [x for sr, x, _, _ in points(f12, "quick") if sr == "DT"]
-    assert len(dt) == 1 and f12.n_runs("quick") == 4 + 1
+    assert len(dt) == 1 and f12.n_runs("quick") == 4 + 4 + 1
 
 
 def test_toy_figures_match_hand_computations(tmp_path):

@@ -172,6 +172,27 @@ mod tests {
         assert!((bm.threshold_bytes(&st, q(0, 1), &pkt(1, 1), 0).unwrap() - 0.24 * r).abs() < 1e-6);
     }
 
+    /// ABM Fig. 12's scenario shape: one congested queue (an incast on priority 1) and light
+    /// queues elsewhere. n_1 = 1 and the incast queue is the only congested queue of its port
+    /// (µ = 1), so α·µ/n_p is DT's α on every queue: §3.4's approximation is exactly DT here.
+    #[test]
+    fn single_congested_queue_per_priority_keeps_dt_alpha() {
+        let mut bm = mk(json!({"alpha": 0.5}), 8, 4);
+        let mut st = state(1_000_000, 4, 8);
+        st.on_enqueue(q(0, 1), 300_000); // the incast queue: 300 000 ≥ 0.9·0.5·(B − Q)
+        for p in 1..4 {
+            st.on_enqueue(q(p, 1 + p), 5_000); // web-search queues far below their threshold
+        }
+        bm.on_tick(&st, RTT);
+        assert_eq!(bm.omega, vec![0.5; 32]);
+        // A second congested priority-1 queue on another port halves both (n_1 = 2).
+        st.on_enqueue(q(2, 1), 300_000);
+        bm.on_tick(&st, 2 * RTT);
+        assert_eq!(bm.omega[st.idx(q(0, 1))], 0.25);
+        assert_eq!(bm.omega[st.idx(q(2, 1))], 0.25);
+        assert_eq!(bm.omega[st.idx(q(1, 2))], 0.5);
+    }
+
     #[test]
     fn rejects_abm_only_keys() {
         let params = json!({"alpha_unscheduled": 64}).as_object().unwrap().clone();
