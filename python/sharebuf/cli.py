@@ -24,7 +24,7 @@ def _next_hint(scenario: Optional[str], summary: dict) -> str:
     scheme = (summary.get("overrides") or {}).get("switch.bm.scheme")
     if scheme:
         return f"next: sharebuf compare {name} --schemes dt,{scheme if scheme != 'dt' else 'abm'} --seeds 1,2,3"
-    return (f"next: sharebuf compare {name} --schemes dt,abm,fb --seeds 1,2,3   "
+    return (f"next: sharebuf compare {name} --schemes dt,cs,abm --seeds 1,2,3   "
             f"(or one scheme: sharebuf run {name} --set switch.bm.scheme=abm)")
 
 
@@ -203,6 +203,8 @@ def cmd_compare(args) -> int:
     for r in rows[1:]:
         t.add_row(*map(escape, r))
     _console().print(t)
+    for n in c.notes:
+        print(f"note: {n}")
     print(f"results: {out}/compare.md, compare.parquet, compare.png (+ .pdf), sweep.parquet, run-*/")
     return 0
 
@@ -257,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=cmd_sweep)
     cp = sub.add_parser("compare", help="run a scenario under several schemes (and seeds) and compare them side by side")
     cp.add_argument("scenario", nargs="?", default=None, help="TOML file or bundled scenario name")
-    cp.add_argument("--schemes", required=True, help="comma list of schemes, each with its documented defaults, e.g. dt,abm,fb")
+    cp.add_argument("--schemes", required=True, help="comma list of schemes, each with its documented defaults, e.g. dt,cs,abm")
     cp.add_argument("--seeds", help="comma list of seeds, e.g. 1,2,3 (default: the scenario's)")
     cp.add_argument("--out", help="directory (default: sharebuf-out/compare-NAME); re-running into it runs only what is missing")
     cp.add_argument("--jobs", type=int, help="worker processes (default: all cores)")

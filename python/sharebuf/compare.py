@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -39,6 +39,8 @@ class Comparison:
     runs: Any             # pandas: the sweep table (one row per scheme x seed)
     schemes: List[str]
     out: Optional[Path]
+    #: Caveats about how a scheme ran on this scenario (printed under the table, kept in compare.md).
+    notes: List[str] = field(default_factory=list)
 
     def render(self) -> List[List[str]]:
         """Rows of strings: header, then one row per metric (mean [min–max], '*' if marked)."""
@@ -64,7 +66,8 @@ class Comparison:
         rows = self.render()
         lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
         lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-        return "\n".join(lines) + "\n\n" + FOOTNOTE.format(base=self.schemes[0]) + "\n"
+        notes = "".join(f"\n- {n}" for n in self.notes)
+        return "\n".join(lines) + "\n\n" + FOOTNOTE.format(base=self.schemes[0]) + "\n" + (f"\nNotes:{notes}\n" if notes else "")
 
 
 FOOTNOTE = ("mean over seeds [min–max]; * = differs from {base} by more than the seed-to-seed spread "
@@ -82,6 +85,22 @@ def check_schemes(schemes: Sequence[str]) -> List[str]:
     if len(set(out)) != len(out):
         raise ScenarioError(f"--schemes {','.join(schemes)!r}: a scheme is given twice")
     return out
+
+
+def scheme_notes(d: dict, schemes: Sequence[str]) -> List[str]:
+    """Caveats that change how a scheme's column should be read on scenario ``d`` (after --set)."""
+    notes = []
+    bm, sw = d["switch"]["bm"], d["switch"]
+    for s in schemes:
+        if s not in ("fb", "fba") or "high" in bm or "alpha" in bm:
+            continue
+        multi = bm.get("mode", "multi" if sw.get("queues_per_port", 1) > 1 else "single") == "multi"
+        if multi:
+            notes.append(f"{s}: no queue is marked high priority (switch.bm.high), so every packet is in FB's low class "
+                         f"(α_L = {bm.get('alpha_low', 0.5)}) and {s} acts as DT with that α. FB protects bursts of a high class: "
+                         f"mark the incast's queue high, or try FB's single-queue mode (flow-size classifier): "
+                         f"sharebuf run SCENARIO --set switch.bm.scheme={s} --set switch.bm.mode=single")
+    return notes
 
 
 def summarize(runs, schemes: Sequence[str]):
@@ -120,7 +139,7 @@ def compare(scenario: Union[str, Path, dict, None], schemes: Sequence[str], *, s
     runs = sweep(d, {SCHEME_KEY: schemes}, seeds=seeds, out=out, jobs=jobs, use_ray=use_ray,
                  ray_address=ray_address, progress=progress, label="compare")
     out_path = Path(out) if out is not None else None
-    c = Comparison(table=summarize(runs, schemes), runs=runs, schemes=schemes, out=out_path)
+    c = Comparison(table=summarize(runs, schemes), runs=runs, schemes=schemes, out=out_path, notes=scheme_notes(d, schemes))
     if out_path is not None:
         _atomic_write(out_path / "compare.parquet", lambda p: c.table.to_parquet(p, index=False))
         _atomic_write(out_path / "compare.md", lambda p: Path(p).write_text(c.markdown()))

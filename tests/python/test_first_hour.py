@@ -40,7 +40,7 @@ def test_readme_first_command_dt_drops_and_abm_differs(tmp_path):
     r = cli("run", "--out", tmp_path / "dt")
     assert r.returncode == 0, r.stderr
     for needle in ("incast responses", "short (<100 KB)", "long (>=1 MB)", "query completion", "drops:",
-                   "shared buffer occupancy", "next: sharebuf compare default --schemes dt,abm"):
+                   "shared buffer occupancy", "next: sharebuf compare default --schemes dt,cs,abm"):
         assert needle in r.stdout, needle
     dt = json.loads((tmp_path / "dt" / "summary.json").read_text())
     assert dt["drops"]["bm_threshold"] > 1000 and dt["queries"]["finished"] == dt["queries"]["total"] > 50
@@ -182,3 +182,18 @@ def test_python_api_sets():
     r = sharebuf.run(CBR, sets={"switch.bm.alpha": 2.0, "max_ms": 5})
     assert r.summary["overrides"] == {"switch.bm.alpha": 2.0, "max_ms": 5}
     assert r.summary["sim_s"] <= 0.005 + 1e-9
+
+
+def test_compare_notes_fb_without_a_high_class():
+    """FB with every queue low is DT with α_L: compare says so instead of showing a silent DT copy."""
+    from sharebuf.compare import scheme_notes
+    from sharebuf.sweep import scenario_dict
+
+    d = scenario_dict("default")
+    d["switch"]["bm"] = {"scheme": "dt"}
+    notes = scheme_notes(d, ["dt", "abm", "fb"])
+    assert len(notes) == 1 and notes[0].startswith("fb: no queue is marked high") and "α_L = 0.5" in notes[0]
+    d["switch"]["bm"]["high"] = [0, 1]
+    assert scheme_notes(d, ["fb"]) == []
+    d["switch"]["bm"] = {"scheme": "fb", "mode": "single"}
+    assert scheme_notes(d, ["fb", "fba"]) == []
