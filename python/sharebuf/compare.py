@@ -96,10 +96,11 @@ def scheme_notes(d: dict, schemes: Sequence[str]) -> List[str]:
             continue
         multi = bm.get("mode", "multi" if sw.get("queues_per_port", 1) > 1 else "single") == "multi"
         if multi:
-            notes.append(f"{s}: no queue is marked high priority (switch.bm.high), so every packet is in FB's low class "
-                         f"(α_L = {bm.get('alpha_low', 0.5)}) and {s} acts as DT with that α. FB protects bursts of a high class: "
-                         f"mark the incast's queue high, or try FB's single-queue mode (flow-size classifier): "
-                         f"sharebuf run SCENARIO --set switch.bm.scheme={s} --set switch.bm.mode=single")
+            notes.append(f"{s}: no queue is marked high priority (switch.bm.high), so incast responses are in FB's low class: "
+                         f"a congested queue gets α_L/N_p of the free buffer (α_L = {bm.get('alpha_low', 0.5)}, N_p = the congested "
+                         f"low-priority queues of the switch), less than DT gives it, and bursts are dropped. FB protects the bursts "
+                         f"of a high class (α_H = {bm.get('alpha_high', 20)}): mark the incast's queue high, or try FB's single-queue "
+                         f"mode (flow-size classifier): sharebuf run SCENARIO --set switch.bm.scheme={s} --set switch.bm.mode=single")
     return notes
 
 
