@@ -233,6 +233,16 @@ class TuneResult:
         return None if self.best is None else self.best["value"]
 
 
+def _dry_run(d: dict) -> None:
+    """Build the engine for ``d`` and simulate 1 ns: the scheme and the engine check every
+    parameter (e.g. unknown ``switch.bm`` keys) before any trial runs. ~3 ms."""
+    from .runner import run
+
+    d = copy.deepcopy(d)
+    d["max_ms"] = d["arrivals_until_ms"] = 1e-6
+    run(d, out=None, progress=False)
+
+
 class _Setup:
     """Validated inputs shared by :func:`tune` and :func:`evaluate`."""
 
@@ -244,7 +254,7 @@ class _Setup:
                 d = copy.deepcopy(self.base)
                 try:
                     set_path(d, p.key, v)
-                    parse_scenario(d)
+                    _dry_run(d)
                 except ScenarioError as e:
                     raise ScenarioError(f"--param {p.key}={p.low:g}..{p.high:g}: at {v:g}: {e}") from None
         if len({p.key for p in params}) != len(params):
@@ -259,8 +269,10 @@ class _Setup:
         if reference is not None or any(c.value is None for c in constraints):
             try:
                 self.ref_dict = apply_sets(copy.deepcopy(self.base), reference or {})
+                _dry_run(self.ref_dict)
             except ScenarioError as e:
-                raise ScenarioError(str(e).replace("--set ", "--reference ", 1)) from None
+                msg = str(e).replace("--set ", "--reference ", 1)
+                raise ScenarioError(msg if msg.startswith("--reference") else f"--reference: {msg}") from None
 
     def scenario_at(self, point: Dict[str, float]) -> dict:
         d = copy.deepcopy(self.base)
@@ -270,7 +282,7 @@ class _Setup:
 
     def run(self, dicts: List[dict], jobs, use_ray, ray_address) -> List[Dict[str, Any]]:
         keys = [run_key(d) for d in dicts]
-        done = run_many(list(zip(keys, dicts)), self.out, jobs=jobs, use_ray=use_ray, ray_address=ray_address)
+        done = run_many(list(zip(keys, dicts)), self.out, jobs=int(jobs or 1), use_ray=use_ray, ray_address=ray_address)
         rows = []
         for k in keys:
             rd = (self.out / f"run-{k}") if self.out is not None else None
