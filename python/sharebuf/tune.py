@@ -246,8 +246,11 @@ def _dry_run(d: dict) -> None:
 class _Setup:
     """Validated inputs shared by :func:`tune` and :func:`evaluate`."""
 
-    def __init__(self, scenario, params, objective, constraints, reference, sets, out):
+    def __init__(self, scenario, params, objective, constraints, reference, sets, out, seeds=None):
         self.base = scenario_dict(scenario, sets)
+        if seeds is not None and (not seeds or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in seeds)):
+            raise ScenarioError(f"--seeds {seeds!r}: expected non-negative integers, e.g. 1,2,3")
+        self.seeds = list(seeds) if seeds else None
         self.params = params
         for p in params:
             for v in (p.low, p.high):
@@ -281,12 +284,25 @@ class _Setup:
         return d
 
     def run(self, dicts: List[dict], jobs, use_ray, ray_address) -> List[Dict[str, Any]]:
-        keys = [run_key(d) for d in dicts]
-        done = run_many(list(zip(keys, dicts)), self.out, jobs=int(jobs or 1), use_ray=use_ray, ray_address=ray_address)
+        """Metrics of each scenario dict; with ``seeds``, the mean over one run per seed
+        (a metric missing in one seed's run, e.g. no finished flow, makes the mean NaN)."""
+        import numpy as np
+
+        groups = []
+        for d in dicts:
+            runs = []
+            for s in self.seeds or [None]:
+                e = d if s is None else {**copy.deepcopy(d), "seed": int(s)}
+                runs.append((run_key(e), e))
+            groups.append(runs)
+        items = [kd for g in groups for kd in g]
+        done = run_many(items, self.out, jobs=int(jobs or 1), use_ray=use_ray, ray_address=ray_address)
         rows = []
-        for k in keys:
-            rd = (self.out / f"run-{k}") if self.out is not None else None
-            rows.append({**run_metrics(done[k], rd), "run_dir": f"run-{k}", "reused": not done.ran.get(k, False)})
+        for g in groups:
+            ms = [run_metrics(done[k], (self.out / f"run-{k}") if self.out is not None else None) for k, _ in g]
+            m = ms[0] if len(ms) == 1 else {
+                name: float(np.mean([np.nan if x.get(name) is None else float(x[name]) for x in ms])) for name in ms[0]}
+            rows.append({**m, "run_dir": ",".join(f"run-{k}" for k, _ in g), "reused": all(not done.ran.get(k, False) for k, _ in g)})
         return rows
 
     def judge(self, m: Dict[str, Any], ref: Optional[Dict[str, Any]]) -> Tuple[Optional[float], List[float], bool]:
@@ -328,12 +344,13 @@ def tune(scenario: Union[str, Path, dict, None], params: Dict[str, Tuple[float, 
          direction: str = "minimize", constraints: Sequence[str] = (), reference: Optional[Dict[str, Any]] = None,
          trials: int = 20, jobs: Optional[int] = None, use_ray: bool = False, ray_address: Optional[str] = None,
          seed: int = 0, log: bool = False, startup: Optional[int] = None, sets: Optional[Dict[str, Any]] = None,
-         out: Union[str, Path, None] = None, progress: bool = False) -> TuneResult:
+         seeds: Optional[Sequence[int]] = None, out: Union[str, Path, None] = None, progress: bool = False) -> TuneResult:
     """Tune ``params`` (key -> (low, high)) of ``scenario`` for ``objective``; see the module doc.
 
     ``jobs``: trials proposed and run together (a batch; default 1), as worker processes or Ray
     tasks (``use_ray``). ``startup``: quasi-random trials before TPE (default: half the budget,
     between 2 and 10). ``reference``: overrides of the reference run (``ref`` in constraints).
+    ``seeds``: run every trial (and the reference) once per scenario seed and use the mean of each metric.
     Writes ``trials.parquet``, ``best.toml``, ``search.png`` and ``tune.json`` to ``out``."""
     try:
         import optuna
@@ -354,7 +371,7 @@ def tune(scenario: Union[str, Path, dict, None], params: Dict[str, Tuple[float, 
     n_start = startup if startup is not None else min(10, max(2, trials // 2))
     if not isinstance(n_start, int) or n_start < 0:
         raise ScenarioError(f"--startup {startup!r}: need an integer >= 0")
-    setup = _Setup(scenario, plist, objective, cons, reference, sets, out)
+    setup = _Setup(scenario, plist, objective, cons, reference, sets, out, seeds)
 
     ref = None
     if setup.ref_dict is not None:
@@ -421,12 +438,12 @@ def tune(scenario: Union[str, Path, dict, None], params: Dict[str, Tuple[float, 
 
 def evaluate(scenario, params: Dict[str, Tuple[float, float]], objective: str, points: List[Dict[str, float]], *,
              direction: str = "minimize", constraints: Sequence[str] = (), reference: Optional[Dict[str, Any]] = None,
-             jobs: Optional[int] = None, log: bool = False, sets=None, out=None) -> TuneResult:
+             jobs: Optional[int] = None, log: bool = False, sets=None, seeds=None, out=None) -> TuneResult:
     """Run given points (e.g. :func:`grid_points`) with the same metrics, constraints and
     reference as :func:`tune`: the baseline a tune is compared with."""
     plist = [parse_param(f"{k}={lo!r}..{hi!r}", log) for k, (lo, hi) in params.items()]
     cons = [parse_constraint(c) for c in constraints]
-    setup = _Setup(scenario, plist, objective, cons, reference, sets, out)
+    setup = _Setup(scenario, plist, objective, cons, reference, sets, out, seeds)
     ref = setup.run([setup.ref_dict], jobs, False, None)[0] if setup.ref_dict is not None else None
     rows = []
     metrics = setup.run([setup.scenario_at(pt) for pt in points], jobs, False, None)
@@ -453,14 +470,15 @@ def _write_outputs(res: TuneResult, setup: _Setup, plist: List[Param], direction
     _write_table(out / "trials.parquet", res.trials.to_dict("records"))
     (out / "best.toml").unlink(missing_ok=True)
     if res.best is not None:
-        src = out / res.best["run_dir"] / "scenario.toml"
+        src = out / res.best["run_dir"].split(",")[0] / "scenario.toml"
         head = (f"# sharebuf tune: best feasible trial {res.best['trial']} of {len(res.trials)}: "
-                f"{setup.objective} = {res.best['value']:.6g} ({direction})\n"
+                f"{setup.objective} = {res.best['value']:.6g} ({direction})"
+                + (f", mean over seeds {setup.seeds} (this file: seed {setup.seeds[0]})" if setup.seeds else "") + "\n"
                 + "".join(f"#   {p.key} = {res.best[p.key]!r}\n" for p in plist)
                 + f"# run: sharebuf run {out / 'best.toml'}\n")
         text = src.read_text()
         _atomic(out / "best.toml", lambda p: Path(p).write_text(head + text))
-    info = {"objective": setup.objective, "direction": direction, "seed": seed, "startup": n_start, "batch": batch,
+    info = {"objective": setup.objective, "direction": direction, "seed": seed, "scenario_seeds": setup.seeds, "startup": n_start, "batch": batch,
             "params": [{"key": p.key, "low": p.low, "high": p.high, "log": p.log} for p in plist],
             "constraints": [c.text for c in setup.constraints],
             "reference": None if res.reference is None else {k: v for k, v in res.reference.items() if not k.startswith("_")},
@@ -537,6 +555,8 @@ def register(sub) -> None:
     t.add_argument("--ray", action="store_true", help="run each batch as Ray tasks (pip install 'sharebuf[cluster]')")
     t.add_argument("--ray-address", help="Ray cluster address")
     t.add_argument("--seed", type=int, default=0, help="optimizer seed (default 0)")
+    t.add_argument("--seeds", help="scenario seeds, e.g. 1,2,3: each trial runs once per seed, metrics are their mean "
+                                   "(default: the scenario's seed, one run per trial)")
     t.add_argument("--out", required=True, help="directory: run-*/, trials.parquet, best.toml, search.png, tune.json")
     t.add_argument("--quiet", action="store_true")
     add_set_argument(t)
@@ -551,9 +571,14 @@ def cmd_tune(args) -> int:
         p = parse_param(text, args.log)
         params[p.key] = p
     ref = parse_sets(args.reference) if args.reference else None
+    seeds = None
+    if args.seeds:
+        from .sweep import parse_values
+
+        seeds = parse_values(args.seeds)
     res = tune(args.scenario, params, args.objective, direction=args.direction or "minimize", constraints=args.constraint,
                reference=ref, trials=args.trials, jobs=args.jobs, use_ray=args.ray, ray_address=args.ray_address,
-               seed=args.seed, startup=args.startup, sets=parse_sets(args.sets), out=args.out, progress=not args.quiet)
+               seed=args.seed, startup=args.startup, sets=parse_sets(args.sets), seeds=seeds, out=args.out, progress=not args.quiet)
     if args.quiet:
         return 0 if res.best is not None else 1
     reused = int(res.trials["reused"].sum())

@@ -146,3 +146,25 @@ def test_bad_input_is_one_clear_error(args, msg, tmp_path, capsys):
     err = capsys.readouterr().err
     assert msg in err and err.count("\n") == 1, err
     assert not (tmp_path / "t").exists()
+
+
+def test_seeds_average_each_metric_over_runs(tmp_path):
+    """--seeds 1,2: each trial (and the reference) runs once per seed; its metrics are the mean
+    of the runs' summary.json values (checked against the files)."""
+    import json
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        r = tune(EXAMPLE, {"switch.bm.alpha[2]": (0.25, 16.0)}, OBJ, constraints=["drops<=ref"], trials=2, log=True,
+                 sets={"arrivals_until_ms": 30}, seeds=[1, 2], out=tmp_path)
+    for _, row in r.trials.iterrows():
+        dirs = row["run_dir"].split(",")
+        assert len(dirs) == 2
+        s = [json.loads((tmp_path / d / "summary.json").read_text()) for d in dirs]
+        assert [x["seed"] for x in s] == [1, 2]
+        assert row["value"] == pytest.approx((s[0]["slowdown"]["incast"]["p99"] + s[1]["slowdown"]["incast"]["p99"]) / 2, rel=1e-12)
+        assert row["drops"] == pytest.approx((s[0]["drops_total"] + s[1]["drops_total"]) / 2, rel=1e-12)
+    assert "mean over seeds [1, 2]" in (tmp_path / "best.toml").read_text()
+    argv = ["tune", str(EXAMPLE), "--param", "switch.bm.alpha[2]=1..2", "--objective", OBJ, "--trials", "1", "--seeds", "1,-2",
+            "--out", str(tmp_path / "bad")]
+    assert main(argv) == 2
