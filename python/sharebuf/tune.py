@@ -50,7 +50,7 @@ BASE_METRICS = ("flows", "flows_finished", "drops", "buffer_mean_bytes", "buffer
 #: Per-class throughput, computed from flows.parquet (tune only; see :func:`class_throughput`).
 GBPS_PREFIX = "class_gbps_mean."
 
-_PARAM = re.compile(r"^\s*([^=\s]+)\s*=\s*([^.\s][^\s]*?)\s*\.\.\s*(\S+)\s*$")
+_PARAM = re.compile(r"^\s*([^=\s]+)\s*=\s*(\S+?)\s*\.\.\s*(\S+)\s*$")
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z0-9_.\[\]-]+)\s*(<=|>=)\s*(\S+)\s*$")
 _REF = re.compile(r"^(?:([0-9.eE+-]+)\s*\*\s*)?ref(?:\s*\*\s*([0-9.eE+-]+))?$")
 
