@@ -168,3 +168,15 @@ def test_seeds_average_each_metric_over_runs(tmp_path):
     argv = ["tune", str(EXAMPLE), "--param", "switch.bm.alpha[2]=1..2", "--objective", OBJ, "--trials", "1", "--seeds", "1,-2",
             "--out", str(tmp_path / "bad")]
     assert main(argv) == 2
+
+
+def test_ray_gives_the_same_trials(tmp_path):
+    """--ray runs each batch as Ray tasks; the trials equal those of local workers (same --jobs)."""
+    pytest.importorskip("ray")
+    kw = dict(constraints=["drops<=ref"], trials=3, jobs=2, startup=2, log=True, sets={"arrivals_until_ms": 20})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        local = tune(EXAMPLE, {"switch.bm.alpha[2]": (0.25, 16.0)}, OBJ, out=tmp_path / "local", **kw)
+        remote = tune(EXAMPLE, {"switch.bm.alpha[2]": (0.25, 16.0)}, OBJ, out=tmp_path / "ray", use_ray=True, **kw)
+    cols = [c for c in local.trials.columns if c not in ("wall_s",)]
+    assert remote.trials[cols].equals(local.trials[cols])
