@@ -277,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", help="output PNG (a PDF is written beside it; default: in DIR)")
     pl.set_defaults(func=cmd_plot)
     from .repro.cli import register as register_repro
+    from .tune import register as register_tune
+
+    register_tune(sub)
 
     register_repro(sub)
     try:

@@ -63,6 +63,29 @@ def test_fb_priority_share_independent_of_congested_queues(n_low):
             assert high == pytest.approx(B * aH / (1 + n_low * aL + aH), rel=0.05)
 
 
+@pytest.mark.parametrize("prios,alphas", [([0, 0, 0, 1, 2], [0.5, 1.0, 2.0]), ([0, 0, 1, 1, 1, 2, 3, 3], [0.5, 1.0, 2.0, 4.0])])
+def test_fb_n_priorities_matches_analysis(prios, alphas):
+    """Issue #11 must-show 1, FB App. A.5 (n priorities) with App. A.3 Eq. 12–14: one queue per
+    port, queue index = priority, α_p per priority, N_p counted per priority. The steady state of
+    `sharebuf.analysis.steady_state("fb", ...)` (and its closed form with γ = 1 and one α per
+    priority: priority p holds B·α_p/(1 + Σ_p α_p) however many of its queues are congested,
+    Eq. 11/15) matches the simulation within 5% per queue and per priority."""
+    n = len(alphas)
+    specs = [QueueSpec(port=i, priority=p, alpha=alphas[p]) for i, p in enumerate(prios)]
+    sc, ports = _pinned("fb", {"alpha": alphas, "priority": list(range(n))}, prios, nq=n)
+    m = _late_means(sharebuf.run(sc))
+    pred = steady_state("fb", B, specs)
+    for port, st in zip(ports, pred.queues):
+        got = m[(port, st.spec.priority)]
+        assert got == pytest.approx(st.occupancy_bytes, rel=0.05), (port, got, st.occupancy_bytes)
+    s = sum(alphas)
+    for p in range(n):
+        got = sum(m[(port, p)] for port, q in zip(ports, prios) if q == p)
+        closed = B * alphas[p] / (1 + s)
+        assert pred.per_priority_bytes[p] == pytest.approx(closed, rel=1e-9)
+        assert got == pytest.approx(closed, rel=0.05), (p, got, closed)
+
+
 def test_fb_total_bounded_while_dt_grows_toward_B():
     """One priority, α = 0.5: FB's total stays at B·α/(1+α) for 1..8 congested queues
     (FB §4.1 bound), DT's total is B·nα/(1+nα) (FB Eq. 2), growing toward B."""

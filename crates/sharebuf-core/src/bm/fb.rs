@@ -35,8 +35,6 @@ pub const ALPHA_HIGH: f64 = 20.0;
 /// ACK queue of a round-robin port under reverse traffic (its own threshold is small, it holds
 /// ~11 KB; Must-show B: FB's data queue 137 KB instead of DT's 271 KB); 0.5 passes both.
 pub const CONGESTED_FRACTION: f64 = 0.5;
-/// Number of priorities (FB §2.1: every class is of high or low priority).
-const N_GROUPS: usize = 2;
 
 /// Which queues count as congested for N_p.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -73,8 +71,11 @@ pub enum Gamma {
 pub struct FbCore {
     pub n_ports: usize,
     pub n_queues: usize,
-    /// Priority group per queue used to count N_p (multi: 1 = high, 0 = low; single: all 0).
+    /// Priority group per queue used to count N_p (multi: 0..n_groups; `high`: 1 = high, 0 = low;
+    /// single: all 0).
     pub group: Vec<usize>,
+    /// Number of priority groups (FB §2.1: high and low; App. A.5: n priorities).
+    n_groups: usize,
     pub congested: Congested,
     pub np: NpCount,
     pub gamma: Gamma,
@@ -141,10 +142,12 @@ impl FbCore {
             return Err(format!("switch.bm.gamma_min = {gamma_min}: must be in [0, 1]"));
         }
         let nqt = n_ports * n_queues;
+        let n_groups = group.iter().copied().max().unwrap_or(0) + 1;
         Ok(FbCore {
             n_ports,
             n_queues,
             group,
+            n_groups,
             congested,
             np,
             gamma,
@@ -152,9 +155,9 @@ impl FbCore {
             meas: vec![f64::NAN; nqt],
             last_deq: vec![0; nqt],
             last_meas_ps: 0,
-            cong_q: vec![0; N_GROUPS],
-            port_cnt: vec![0; n_ports * N_GROUPS],
-            cong_p: vec![0; N_GROUPS],
+            cong_q: vec![0; n_groups],
+            port_cnt: vec![0; n_ports * n_groups],
+            cong_p: vec![0; n_groups],
             flag: vec![false; nqt],
         })
     }
@@ -163,7 +166,7 @@ impl FbCore {
     #[inline]
     fn count(&mut self, q: QueueRef, is: bool) {
         let g = self.group[q.queue];
-        let pc = &mut self.port_cnt[q.port * N_GROUPS + g];
+        let pc = &mut self.port_cnt[q.port * self.n_groups + g];
         if is {
             self.cong_q[g] += 1;
             *pc += 1;
@@ -225,7 +228,7 @@ impl FbCore {
                 let g = self.group[q.queue];
                 match self.np {
                     NpCount::Queues => (self.cong_q[g] + (st.qbytes(q) < x) as usize) as f64,
-                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
+                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * self.n_groups + g] == 0) as usize) as f64,
                 }
             }
             Congested::Threshold(_) => {
@@ -233,7 +236,7 @@ impl FbCore {
                 let me = self.flag[st.idx(q)];
                 match self.np {
                     NpCount::Queues => (self.cong_q[g] + !me as usize) as f64,
-                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * N_GROUPS + g] == 0) as usize) as f64,
+                    NpCount::Ports => (self.cong_p[g] + (self.port_cnt[q.port * self.n_groups + g] == 0) as usize) as f64,
                 }
             }
             Congested::Soft(_) => self.n_p_scan(st, q),
@@ -340,21 +343,37 @@ impl FbCore {
 }
 
 /// Per-queue α and priority of the multi-queue deployment (shared with FBA).
+///
+/// Priorities: `high` (FB §2.1: 1 = high, 0 = low) or `priority` (FB App. A.5, n priorities: one
+/// integer 0..n−1 per queue; N_p is counted per priority). `high = [0, 1]` ≡ `priority = [0, 1]`.
+/// Default α: α_H for the queues of the highest priority (when there are two or more), α_L else.
 pub fn multi_queue_alphas(p: &Params, n_queues: usize) -> Result<(Vec<f64>, Vec<usize>), String> {
-    let high = p.per_queue("high", n_queues, Some(0.0))?;
     let mut group = Vec::with_capacity(n_queues);
-    for &h in &high {
-        if h != 0.0 && h != 1.0 {
-            return Err(format!("switch.bm.high: {h} is not allowed; one value per queue, 1 = high priority, 0 = low"));
+    if p.f64_list("priority")?.is_some() {
+        if p.f64_list("high")?.is_some() {
+            return Err("switch.bm.priority: give either `high` (two priorities) or `priority` (n priorities), not both".into());
         }
-        group.push(h as usize);
+        for &v in &p.per_queue("priority", n_queues, None)? {
+            if !(v >= 0.0 && v.fract() == 0.0 && v < n_queues as f64) {
+                return Err(format!("switch.bm.priority: {v} is not allowed; one integer per queue in 0..{} (FB App. A.5)", n_queues - 1));
+            }
+            group.push(v as usize);
+        }
+    } else {
+        for &h in &p.per_queue("high", n_queues, Some(0.0))? {
+            if h != 0.0 && h != 1.0 {
+                return Err(format!("switch.bm.high: {h} is not allowed; one value per queue, 1 = high priority, 0 = low"));
+            }
+            group.push(h as usize);
+        }
     }
+    let top = group.iter().copied().max().unwrap_or(0);
     let a_low = p.f64_or("alpha_low", ALPHA_LOW)?;
     let a_high = p.f64_or("alpha_high", ALPHA_HIGH)?;
     check_positive("alpha_low", &[a_low])?;
     check_positive("alpha_high", &[a_high])?;
     let alpha = match p.f64_list("alpha")? {
-        None => group.iter().map(|&g| if g == 1 { a_high } else { a_low }).collect(),
+        None => group.iter().map(|&g| if top > 0 && g == top { a_high } else { a_low }).collect(),
         Some(_) => p.per_queue("alpha", n_queues, None)?,
     };
     check_positive("alpha", &alpha)?;
@@ -440,7 +459,7 @@ impl Fb {
         let mode = p.str_or("mode", default_mode, &["multi", "single"])?;
         let mut keys: Vec<&str> = COMMON_KEYS.to_vec();
         if mode == "multi" {
-            keys.extend(["alpha", "high"]);
+            keys.extend(["alpha", "high", "priority"]);
         } else {
             keys.extend(["classifier", "short_flow_bytes", "flow_idle_us"]);
         }
@@ -686,6 +705,41 @@ mod tests {
         }
     }
 
+    /// FB App. A.5: n priorities. N_p counts the congested queues of each priority separately
+    /// (Eq. 8: β_p = 1/N_p), so a third priority neither shrinks nor is shrunk by the others' counts.
+    #[test]
+    fn n_priorities_count_n_p_per_priority() {
+        // 3 ports × 4 queues, priorities [0, 1, 2, 2], α [0.5, 1, 2, 4], round robin, non-empty = congested.
+        let mut fb = mk(json!({"priority": [0, 1, 2, 2], "alpha": [0.5, 1.0, 2.0, 4.0], "congested": "nonempty"}), 4, 3);
+        let mut st = state(B, 3, 4);
+        enq(&mut fb, &mut st, qr(0, 0), 10_000); // prio 0
+        enq(&mut fb, &mut st, qr(1, 0), 10_000); // prio 0
+        enq(&mut fb, &mut st, qr(0, 1), 10_000); // prio 1 (shares port 0 with a prio-0 queue)
+        enq(&mut fb, &mut st, qr(2, 2), 10_000); // prio 2
+        enq(&mut fb, &mut st, qr(2, 3), 10_000); // prio 2 (same port: γ = 1/2, N_2 = 2)
+        let r = (B - 50_000) as f64;
+        assert!((thr(&fb, &st, qr(0, 0)) - 0.5 / 2.0 * 0.5 * r).abs() < 1e-6); // N_0 = 2, γ = 1/2
+        assert!((thr(&fb, &st, qr(1, 0)) - 0.5 / 2.0 * 1.0 * r).abs() < 1e-6); // N_0 = 2, γ = 1
+        assert!((thr(&fb, &st, qr(0, 1)) - 1.0 / 1.0 * 0.5 * r).abs() < 1e-6); // N_1 = 1
+        assert!((thr(&fb, &st, qr(2, 2)) - 2.0 / 2.0 * 0.5 * r).abs() < 1e-6); // N_2 = 2
+        assert!((thr(&fb, &st, qr(2, 3)) - 4.0 / 2.0 * 0.5 * r).abs() < 1e-6);
+        // An empty prio-1 queue on port 1 counts itself: N_1 = 2, γ = 1/2 (port 1 holds a prio-0 queue).
+        assert!((thr(&fb, &st, qr(1, 1)) - 1.0 / 2.0 * 0.5 * r).abs() < 1e-6);
+        for p in 0..3 {
+            for c in 0..4 {
+                assert_eq!(fb.core.n_p(&st, qr(p, c)), fb.core.n_p_scan(&st, qr(p, c)));
+            }
+        }
+        // `high = [0, 1]` and `priority = [0, 1]` are the same scheme; default α is α_H for the top priority.
+        let a = mk(json!({"high": [0, 1]}), 2, 2);
+        let b = mk(json!({"priority": [0, 1]}), 2, 2);
+        assert_eq!(a.alpha, b.alpha);
+        assert_eq!(a.alpha, vec![ALPHA_LOW, ALPHA_HIGH]);
+        assert_eq!(a.core.group, b.core.group);
+        let c = mk(json!({"priority": [0, 1, 2]}), 3, 2);
+        assert_eq!(c.alpha, vec![ALPHA_LOW, ALPHA_LOW, ALPHA_HIGH]);
+    }
+
     #[test]
     fn congested_definitions() {
         // bytes: a 1,000-byte queue does not count when congested_bytes = 1500.
@@ -835,5 +889,8 @@ mod tests {
         assert!(build_err(json!({"alpha_low": 0}), 2).contains("> 0"));
         assert!(build_err(json!({"alpha": 1.0}), 1).contains("mode = 'single'"));
         assert!(build_err(json!({"gamma_min": 2}), 2).contains("gamma_min"));
+        assert!(build_err(json!({"priority": [0, 1.5]}), 2).contains("switch.bm.priority: 1.5"));
+        assert!(build_err(json!({"priority": [0, 2]}), 2).contains("in 0..1"));
+        assert!(build_err(json!({"priority": [0, 1], "high": [0, 1]}), 2).contains("not both"));
     }
 }
