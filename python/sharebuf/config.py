@@ -464,7 +464,7 @@ def load_scenario(source: Union[str, Path, dict, None], profile: Optional[str] =
 
 def absolute_file_inputs(d: dict, base: Path) -> List[str]:
     """Make the file inputs of a scenario dict (workload ``cdf`` files that are not bundled CDFs,
-    flow-list ``file``s) absolute against ``base``, the scenario's directory, where they exist
+    flow-list ``file``s, the module of a ``scheme = "python"`` class) absolute against ``base``, the scenario's directory, where they exist
     there; return the absolute paths of every file input."""
     paths = []
     for w in d.get("workload", []):
@@ -478,6 +478,15 @@ def absolute_file_inputs(d: dict, base: Path) -> List[str]:
             if p.is_absolute():
                 w[k] = str(p.resolve())
                 paths.append(w[k])
+    bm = d.get("switch", {}).get("bm", {})
+    if bm.get("scheme") == "python":
+        # A Python scheme's module next to the scenario: `class = "/abs/dir/module.py:Class"`.
+        from .schemes import local_module
+
+        p = local_module(bm.get("class"), base)
+        if p is not None:
+            bm["class"] = f"{p}:{bm['class'].rsplit(':', 1)[1]}"
+            paths.append(str(p))
     return paths
 
 
@@ -557,14 +566,18 @@ _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 # ----------------------------------------------------------------------------- resolution
-def resolve(sc: Scenario, base: Path) -> dict:
-    """Turn a validated scenario into the engine spec (integer ps, bps, bytes)."""
+def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) -> dict:
+    """Turn a validated scenario into the engine spec (integer ps, bps, bytes). ``schemes``:
+    Python scheme classes by name (``sharebuf.run(..., schemes=)``), allowed as ``switch.bm.scheme``
+    besides the built-in ones and ``"python"`` (docs/schemes/python.md)."""
     from . import _core
+    from .schemes import PYTHON, is_python_scheme
 
     topo = sc.topology
     sw = sc.switch
-    if sw.bm.scheme not in _core.schemes():
-        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme; allowed: {', '.join(_core.schemes())}")
+    if not is_python_scheme(sw.bm.scheme, schemes) and sw.bm.scheme not in _core.schemes():
+        allowed = [*_core.schemes(), PYTHON, *(schemes or {})]
+        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme; allowed: {', '.join(allowed)}")
     if sc.transport.cc not in _core.congestion_controls():
         raise ScenarioError(f"transport.cc = '{sc.transport.cc}': unknown congestion control; allowed: {', '.join(_core.congestion_controls())}")
     if (sw.buffer_bytes is None) == (sw.buffer_kb_per_port_per_gbps is None):
