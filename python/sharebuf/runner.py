@@ -54,7 +54,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     spec_json = engine_spec_json(spec)
     py_scheme = ()
     if is_python_scheme(spec["switch"]["bm"]["scheme"], schemes):
-        py_scheme = scheme_factory(spec["switch"]["bm"], base, schemes)
+        py_scheme = scheme_factory(spec["switch"]["bm"], base, schemes, (sc.switch.bm.model_extra or {}).get("class"))
     horizon_s = spec["max_ps"] * 1e-12
     show = progress if progress is not None else (not quiet and sys.stderr.isatty() and horizon_s >= PROGRESS_MIN_SIM_S)
     try:

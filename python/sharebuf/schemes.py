@@ -69,12 +69,16 @@ def local_module(ref: Any, base: Path) -> Optional[Path]:
     return p.resolve() if p.is_file() else None
 
 
-def _load_class(ref: Any, base: Path) -> Any:
+def _load_class(ref: Any, base: Path, shown: Any = None) -> Any:
+    """The class named by ``ref``; messages quote ``shown`` (the scenario's own value, before
+    ``resolve`` made a module next to the scenario absolute)."""
     key = "switch.bm.class"
+    shown = ref if shown is None else shown
     parts = _split(ref)
     if parts is None:
-        raise ScenarioError(f"{key} = {ref!r}: must be 'module:Class' (module found next to the scenario, then on sys.path) or 'path/to/file.py:Class'")
+        raise ScenarioError(f"{key} = {shown!r}: must be 'module:Class' (module found next to the scenario, then on sys.path) or 'path/to/file.py:Class'")
     mod_name, cls_name = parts
+    shown_mod = (_split(shown) or parts)[0]
     local = local_module(ref, base)
     try:
         if local is not None:
@@ -93,7 +97,7 @@ def _load_class(ref: Any, base: Path) -> Any:
                     raise
             where = str(local)
         elif mod_name.endswith(".py"):
-            raise ScenarioError(f"{key} = '{ref}': no file '{mod_name}' (relative names resolve against {base})")
+            raise ScenarioError(f"{key} = '{shown}': no file '{mod_name}' (relative names resolve against {base})")
         else:
             mod = importlib.import_module(mod_name)
             where = getattr(mod, "__file__", mod_name)
@@ -101,14 +105,14 @@ def _load_class(ref: Any, base: Path) -> Any:
         raise
     except ModuleNotFoundError as e:
         if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
-            raise ScenarioError(f"{key} = '{ref}': no module '{mod_name}' next to the scenario ({base}) nor on sys.path") from None
-        raise ScenarioError(f"{key} = '{ref}': importing '{mod_name}' failed: {type(e).__name__}: {e}") from e
+            raise ScenarioError(f"{key} = '{shown}': no module '{mod_name}' next to the scenario ({base}) nor on sys.path") from None
+        raise ScenarioError(f"{key} = '{shown}': importing '{mod_name}' failed: {type(e).__name__}: {e}") from e
     except Exception as e:
-        raise ScenarioError(f"{key} = '{ref}': importing '{mod_name}' failed: {type(e).__name__}: {e}") from e
+        raise ScenarioError(f"{key} = '{shown}': importing '{mod_name}' failed: {type(e).__name__}: {e}") from e
     cls = getattr(mod, cls_name, None)
     if cls is None or not callable(cls):
         names = sorted(n for n, v in vars(mod).items() if isinstance(v, type) and not n.startswith("_"))
-        raise ScenarioError(f"{key} = '{ref}': module '{mod_name}' ({where}) has no class '{cls_name}'; classes there: {', '.join(names) or 'none'}")
+        raise ScenarioError(f"{key} = '{shown}': module '{shown_mod}' ({where}) has no class '{cls_name}'; classes there: {', '.join(names) or 'none'}")
     return cls
 
 
@@ -135,16 +139,17 @@ def _check_params(cls: Any, label: str, params: Dict[str, Any]) -> None:
         raise ScenarioError(f"switch.bm.{missing[0]}: required by {label} ({cls.__name__}{sig}) and not given")
 
 
-def scheme_factory(bm: Dict[str, Any], base: Path, schemes: Optional[Dict[str, Any]]) -> Tuple[Callable[[Any], Any], str]:
+def scheme_factory(bm: Dict[str, Any], base: Path, schemes: Optional[Dict[str, Any]], shown: Any = None) -> Tuple[Callable[[Any], Any], str]:
     """The factory ``ctx -> scheme object`` and a label for messages, from the ``[switch.bm]``
-    table as resolved (``{"scheme": ..., "params": {...}}``). Configuration errors are
-    ``ScenarioError``s naming the key."""
+    table as resolved (``{"scheme": ..., "params": {...}}``); ``shown``: the scenario's own
+    ``class`` value, for messages. Configuration errors are ``ScenarioError``s naming the key."""
     name, params = bm["scheme"], dict(bm["params"])
     if name == PYTHON:
         if "class" not in params:
             raise ScenarioError("switch.bm.class: missing; scheme = \"python\" needs class = \"module:Class\"")
-        label = params.pop("class")
-        cls = _load_class(label, base)
+        ref = params.pop("class")
+        label = ref if shown is None else shown
+        cls = _load_class(ref, base, label)
     else:
         if "class" in params:
             raise ScenarioError(f"switch.bm.class = {params['class']!r}: only with scheme = \"python\"; scheme '{name}' is the class passed in schemes=")
