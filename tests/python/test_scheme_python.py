@@ -264,3 +264,22 @@ def test_python_scheme_runs_are_deterministic():
     a = sharebuf.run(DTPY)
     b = sharebuf.run(DTPY)
     _same(a, b)
+
+
+def test_the_scheme_module_is_part_of_the_run_key_and_the_resolved_scenario(tmp_path):
+    """A sweep's content-addressed run key changes when the scheme's code changes (the module's
+    SHA-256 is in the engine spec), and re-running the resolved scenario.toml (module by
+    absolute path) reproduces the Parquet files byte for byte."""
+    from sharebuf.sweep import run_key, scenario_dict
+
+    (tmp_path / "dtpy.py").write_text((EXAMPLES / "schemes" / "dtpy.py").read_text())
+    (tmp_path / "s.toml").write_text(DTPY.read_text())
+    k1 = run_key(scenario_dict(tmp_path / "s.toml"))
+    (tmp_path / "dtpy.py").write_text((EXAMPLES / "schemes" / "dtpy.py").read_text() + "\n# edited\n")
+    k2 = run_key(scenario_dict(tmp_path / "s.toml"))
+    assert k1 != k2
+    sharebuf.run(tmp_path / "s.toml", out=tmp_path / "o1")
+    assert f'class = "{tmp_path / "dtpy.py"}:DT"' in (tmp_path / "o1" / "scenario.toml").read_text()
+    sharebuf.run(tmp_path / "o1" / "scenario.toml", out=tmp_path / "o2")
+    for name in ("flows.parquet", "buffer.parquet"):
+        assert (tmp_path / "o1" / name).read_bytes() == (tmp_path / "o2" / name).read_bytes()
