@@ -31,20 +31,22 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     reps = ap.parse_args().reps
     base = scenario_dict("default")
-    calls = [0]
+    calls = {}
 
-    class Counting(DT):
-        def admit(self, *a):
-            calls[0] += 1
-            return DT.admit(self, *a)
+    def counting(cls):
+        class Counting(cls):
+            def admit(self, *a):
+                calls[cls] = calls.get(cls, 0) + 1
+                return cls.admit(self, *a)
+        return Counting
 
     def sc(scheme, alpha=True):
         d = copy.deepcopy(base)
         d["switch"]["bm"] = {"scheme": scheme, **({"alpha": 0.5} if alpha else {})}
         return d
 
-    ref = sharebuf.run(sc("count"), schemes={"count": Counting}, progress=False)
-    n = calls[0]
+    ref = sharebuf.run(sc("count"), schemes={"count": counting(DT)}, progress=False)
+    sharebuf.run(sc("count", alpha=False), schemes={"count": counting(AcceptAll)}, progress=False)
 
     def best(scenario, schemes=None):
         ts = []
@@ -54,10 +56,11 @@ def main():
             ts.append(time.process_time() - t)
         return min(ts), r
 
-    for name, (rs, py) in {
-        "dt": (sc("dt"), (sc("dtpy"), {"dtpy": DT})),
-        "cs": (sc("cs", alpha=False), (sc("acc", alpha=False), {"acc": AcceptAll})),
+    for name, (rs, py, cls) in {
+        "dt": (sc("dt"), (sc("dtpy"), {"dtpy": DT}), DT),
+        "cs": (sc("cs", alpha=False), (sc("acc", alpha=False), {"acc": AcceptAll}), AcceptAll),
     }.items():
+        n = calls[cls]
         a, ra = best(rs)
         b, rb = best(*py)
         same = ra.flows.equals(rb.flows) and ra.summary["drops"] == rb.summary["drops"]
