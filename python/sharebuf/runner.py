@@ -72,6 +72,8 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
                 raw = _core.simulate(spec_json, cb, *py_scheme)
         else:
             raw = _core.simulate(spec_json, None, *py_scheme)
+    except ScenarioError:
+        raise  # from a Python scheme's constructor, its exception as the cause
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)

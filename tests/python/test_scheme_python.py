@@ -243,6 +243,10 @@ def test_configuration_errors_name_the_key(tmp_path):
         sharebuf.run(toml("dtpy:Nope"))
     with pytest.raises(ScenarioError, match=r"switch\.bm\.alfa = 0\.5: not a parameter of dtpy:DT .*allowed: alpha"):
         sharebuf.run(toml("dtpy:DT", "\nalfa = 0.5"))
+    # The constructor refusing a value: a configuration error, the class's exception as cause.
+    with pytest.raises(ScenarioError, match=r"switch\.bm: python scheme 'dtpy:DT': the constructor raised ValueError: alpha = -1\.0") as ei:
+        sharebuf.run(_write(tmp_path, toml("dtpy:DT"), "alpha = [1.0, 0.5]", "alpha = -1.0"))
+    assert isinstance(ei.value.__cause__, ValueError)
     # The module next to the scenario wins over sys.path; a sweep-style override keeps it
     # (the class is made absolute like other file inputs).
     _same(sharebuf.run(toml("dtpy:DT")), sharebuf.run(toml("dtpy:DT"), sets={"seed": 1}))
@@ -258,6 +262,12 @@ def test_configuration_errors_name_the_key(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
     _same(a, sharebuf.run(_incast({"scheme": "dt", "alpha": [1.0, 0.5]})))
+
+
+def _write(d, path, old, new):
+    p = d / "edited.toml"
+    p.write_text(path.read_text().replace(old, new))
+    return p
 
 
 def test_python_scheme_runs_are_deterministic():

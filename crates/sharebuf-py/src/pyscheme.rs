@@ -297,8 +297,10 @@ impl PyScheme {
         let obj = match factory.call1(py, (c,)) {
             Ok(o) => o.into_bound(py),
             Err(e) => {
-                let msg = format!("{key}: python scheme '{label}': the constructor raised {} (switch {})", e.value_bound(py), ctx.switch_index);
-                failure.record(scheme_error(py, &msg, e));
+                // A configuration error (a parameter value the class refuses, most often):
+                // sharebuf.ScenarioError, with the exception as its cause.
+                let msg = format!("{key}: python scheme '{label}': the constructor raised {} (switch {})", describe(py, &e), ctx.switch_index);
+                failure.record(error_of(py, "ScenarioError", &msg, e));
                 return Err(msg);
             }
         };
@@ -341,16 +343,13 @@ impl PyScheme {
     /// Record the failure of `hook` on `pkt` in queue `q` (None: a tick).
     #[cold]
     fn fail(&self, py: Python<'_>, hook: &str, q: Option<QueueRef>, pkt: Option<&Packet>, now: Time, e: PyErr) {
-        let what = match e.get_type_bound(py).qualname() {
-            Ok(n) => format!("{n}: {}", e.value_bound(py)),
-            Err(_) => e.value_bound(py).to_string(),
-        };
+        let what = describe(py, &e);
         let at = match (q, pkt) {
             (Some(q), Some(p)) => format!("switch {}, port {}, queue {}, flow {}, size {} B", self.switch_index, q.port, q.queue, p.flow, p.size_bytes),
             _ => format!("switch {}", self.switch_index),
         };
         let msg = format!("python scheme '{}': {}.{} raised {what} ({at}, t = {:.9} s); the run was stopped and no output written", self.label, self.class, hook, now as f64 / PS_PER_S);
-        self.failure.record(scheme_error(py, &msg, e));
+        self.failure.record(error_of(py, "SchemeError", &msg, e));
     }
 
     #[cold]
@@ -359,9 +358,17 @@ impl PyScheme {
     }
 }
 
-/// `sharebuf.errors.SchemeError(msg)` with `cause` as its `__cause__`.
-fn scheme_error(py: Python<'_>, msg: &str, cause: PyErr) -> PyErr {
-    let e = match py.import_bound("sharebuf.errors").and_then(|m| m.getattr("SchemeError")).and_then(|c| c.call1((msg,))) {
+/// "ExceptionType: message".
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    match e.get_type_bound(py).qualname() {
+        Ok(n) => format!("{n}: {}", e.value_bound(py)),
+        Err(_) => e.value_bound(py).to_string(),
+    }
+}
+
+/// `sharebuf.errors.<class>(msg)` with `cause` as its `__cause__`.
+fn error_of(py: Python<'_>, class: &str, msg: &str, cause: PyErr) -> PyErr {
+    let e = match py.import_bound("sharebuf.errors").and_then(|m| m.getattr(class)).and_then(|c| c.call1((msg,))) {
         Ok(v) => PyErr::from_value_bound(v),
         Err(_) => PyRuntimeError::new_err(msg.to_string()),
     };
