@@ -293,3 +293,16 @@ def test_the_scheme_module_is_part_of_the_run_key_and_the_resolved_scenario(tmp_
     sharebuf.run(tmp_path / "o1" / "scenario.toml", out=tmp_path / "o2")
     for name in ("flows.parquet", "buffer.parquet"):
         assert (tmp_path / "o1" / name).read_bytes() == (tmp_path / "o2" / name).read_bytes()
+
+
+def test_cli_prints_one_message_and_the_scheme_line(tmp_path, capsys):
+    from sharebuf.cli import main
+
+    (tmp_path / "dtpy.py").write_text("class DT:\n    def __init__(self, ctx, alpha=0.5):\n        pass\n"
+                                      "    def admit(self, state, port, queue, pkt, now_s):\n        return pkt.nope\n")
+    (tmp_path / "s.toml").write_text(DTPY.read_text())
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "error: python scheme 'dtpy:DT': DT.admit raised AttributeError" in err
+    assert 'dtpy.py", line 5, in admit' in err
+    assert not (tmp_path / "out").exists()
