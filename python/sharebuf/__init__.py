@@ -12,7 +12,8 @@ works without it.
 
 __version__ = "0.1.0"
 
-from .errors import ScenarioError  # noqa: E402
+from .errors import ScenarioError, SchemeError  # noqa: E402
+from .schemes import PushOut  # noqa: E402
 
 
 def run(*args, **kwargs):
@@ -22,4 +23,4 @@ def run(*args, **kwargs):
     return _run(*args, **kwargs)
 
 
-__all__ = ["run", "ScenarioError", "__version__"]
+__all__ = ["run", "ScenarioError", "SchemeError", "PushOut", "__version__"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import ScenarioError
+from .errors import ScenarioError, SchemeError
 from .sweep import add_set_argument
 
 
@@ -302,6 +302,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except SchemeError as e:
+        # A Python scheme raised: the message, then where in the scheme's code.
+        import traceback
+
+        print(f"error: {e}", file=sys.stderr)
+        if e.__cause__ is not None:
+            traceback.print_exception(e.__cause__, file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return 130

@@ -9,6 +9,7 @@ values raise :class:`ScenarioError` naming the key, the value and what is allowe
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import sys
 from importlib import resources
@@ -464,7 +465,7 @@ def load_scenario(source: Union[str, Path, dict, None], profile: Optional[str] =
 
 def absolute_file_inputs(d: dict, base: Path) -> List[str]:
     """Make the file inputs of a scenario dict (workload ``cdf`` files that are not bundled CDFs,
-    flow-list ``file``s) absolute against ``base``, the scenario's directory, where they exist
+    flow-list ``file``s, the module of a ``scheme = "python"`` class) absolute against ``base``, the scenario's directory, where they exist
     there; return the absolute paths of every file input."""
     paths = []
     for w in d.get("workload", []):
@@ -478,6 +479,15 @@ def absolute_file_inputs(d: dict, base: Path) -> List[str]:
             if p.is_absolute():
                 w[k] = str(p.resolve())
                 paths.append(w[k])
+    bm = d.get("switch", {}).get("bm", {})
+    if bm.get("scheme") == "python":
+        # A Python scheme's module next to the scenario: `class = "/abs/dir/module.py:Class"`.
+        from .schemes import local_module
+
+        p = local_module(bm.get("class"), base)
+        if p is not None:
+            bm["class"] = f"{p}:{bm['class'].rsplit(':', 1)[1]}"
+            paths.append(str(p))
     return paths
 
 
@@ -557,14 +567,18 @@ _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 # ----------------------------------------------------------------------------- resolution
-def resolve(sc: Scenario, base: Path) -> dict:
-    """Turn a validated scenario into the engine spec (integer ps, bps, bytes)."""
+def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) -> dict:
+    """Turn a validated scenario into the engine spec (integer ps, bps, bytes). ``schemes``:
+    Python scheme classes by name (``sharebuf.run(..., schemes=)``), allowed as ``switch.bm.scheme``
+    besides the built-in ones and ``"python"`` (docs/schemes/python.md)."""
     from . import _core
+    from .schemes import PYTHON, is_python_scheme, local_module
 
     topo = sc.topology
     sw = sc.switch
-    if sw.bm.scheme not in _core.schemes():
-        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme; allowed: {', '.join(_core.schemes())}")
+    if not is_python_scheme(sw.bm.scheme, schemes) and sw.bm.scheme not in _core.schemes():
+        allowed = [*_core.schemes(), PYTHON, *(schemes or {})]
+        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme; allowed: {', '.join(allowed)}")
     if sc.transport.cc not in _core.congestion_controls():
         raise ScenarioError(f"transport.cc = '{sc.transport.cc}': unknown congestion control; allowed: {', '.join(_core.congestion_controls())}")
     if (sw.buffer_bytes is None) == (sw.buffer_kb_per_port_per_gbps is None):
@@ -580,6 +594,17 @@ def resolve(sc: Scenario, base: Path) -> dict:
     ecn = sw.ecn_k_bytes
     ecn = [] if ecn is None else ([ecn] if isinstance(ecn, int) else list(ecn))
     bm_params = {k: v for k, v in (sw.bm.model_extra or {}).items()}
+    if sw.bm.scheme == PYTHON:
+        # The spec names the module file next to the scenario by its absolute path, as the
+        # resolved scenario.toml does, so that re-running that file gives the same spec.
+        mod = local_module(bm_params.get("class"), base)
+        if mod is not None:
+            bm_params["class"] = f"{mod}:{bm_params['class'].rsplit(':', 1)[1]}"
+    bm_spec = dict(scheme=sw.bm.scheme, params=bm_params)
+    if sw.bm.scheme == PYTHON and mod is not None:
+        # The module's content is part of the spec (the engine ignores the key), so a sweep's
+        # content-addressed runs and the provenance spec hash change when the scheme's code does.
+        bm_spec["module_sha256"] = hashlib.sha256(mod.read_bytes()).hexdigest()
     workloads = []
     ccs = _core.congestion_controls()
     for i, w in enumerate(sc.workload):
@@ -672,7 +697,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
         topology=topo.engine(),
         switch=dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
                     drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
-                    device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=dict(scheme=sw.bm.scheme, params=bm_params)),
+                    device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=bm_spec),
         host=dict(nic_ecn_k_bytes=nic_k, nic_qdisc=sc.host.nic_qdisc, device_queue_packets=sc.host.device_queue_packets),
         transport=dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                        init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,

@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Union
 
 from .config import engine_spec_json, load_scenario, resolve
 from .errors import ScenarioError
+from .schemes import check_registry, is_python_scheme, scheme_factory
 from .results import Results
 
 #: Show a progress bar when the simulated horizon exceeds this many seconds.
@@ -16,7 +17,8 @@ PROGRESS_MIN_SIM_S = 0.05
 
 def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, None] = None,
         seed: Optional[int] = None, progress: Optional[bool] = None, quiet: bool = False,
-        sets: Optional[Dict[str, Any]] = None, command: Optional[str] = None, profile: Optional[str] = None) -> Results:
+        sets: Optional[Dict[str, Any]] = None, command: Optional[str] = None, profile: Optional[str] = None,
+        schemes: Optional[Dict[str, Any]] = None) -> Results:
     """Run a scenario (a TOML path, a bundled scenario name, or a dict shaped like the TOML).
 
     ``out``: directory to write Parquet tables and summary.json into (atomically).
@@ -25,7 +27,10 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     (default: on for interactive runs whose horizon is long). ``sets``: overrides by dotted key,
     as ``--set`` (``{"switch.bm.scheme": "abm"}``); they are recorded in ``summary["overrides"]``
     and the scenario as resolved and run in ``scenario.toml``. ``command``: recorded in
-    ``summary["provenance"]`` (default: this process's command line).
+    ``summary["provenance"]`` (default: this process's command line). ``schemes``: buffer-management
+    schemes written in Python, by name (``{"mydt": DT}`` makes ``switch.bm.scheme = "mydt"`` run
+    ``DT(ctx, **other bm keys)``; docs/schemes/python.md). An exception inside a Python scheme
+    raises :class:`sharebuf.errors.SchemeError` and writes no output.
     """
     import datetime
     import shlex
@@ -44,8 +49,12 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     if seed is not None:
         sc.seed = seed
     provenance.check_recorded(sc.recorded, warn=lambda m: print(m, file=sys.stderr))
-    spec = resolve(sc, base)
+    schemes = check_registry(schemes, _core.schemes())
+    spec = resolve(sc, base, schemes)
     spec_json = engine_spec_json(spec)
+    py_scheme = ()
+    if is_python_scheme(spec["switch"]["bm"]["scheme"], schemes):
+        py_scheme = scheme_factory(spec["switch"]["bm"], base, schemes, (sc.switch.bm.model_extra or {}).get("class"))
     horizon_s = spec["max_ps"] * 1e-12
     show = progress if progress is not None else (not quiet and sys.stderr.isatty() and horizon_s >= PROGRESS_MIN_SIM_S)
     try:
@@ -60,9 +69,11 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
                     bar.update(task, completed=min(now_s, horizon_s), ev=events / 1e6)
                     return True
 
-                raw = _core.simulate(spec_json, cb)
+                raw = _core.simulate(spec_json, cb, *py_scheme)
         else:
-            raw = _core.simulate(spec_json, None)
+            raw = _core.simulate(spec_json, None, *py_scheme)
+    except ScenarioError:
+        raise  # from a Python scheme's constructor, its exception as the cause
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)

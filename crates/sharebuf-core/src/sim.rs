@@ -55,8 +55,19 @@ pub struct Simulator {
     delack_int: Vec<IntStack>,
 }
 
+/// Builds the buffer-management scheme of one switch from its context (see
+/// [`Simulator::with_bm_factory`]).
+pub type BmFactory<'f> = dyn FnMut(&BmContext) -> Result<Box<dyn bm::BufferManager>, String> + 'f;
+
 impl Simulator {
     pub fn new(spec: &SimSpec) -> Result<Simulator, String> {
+        Self::with_bm_factory(spec, &mut |ctx| bm::build(&spec.switch.bm.scheme, &spec.switch.bm.params, ctx))
+    }
+
+    /// As [`Simulator::new`], with each switch's scheme built by `make_bm` (called once per
+    /// switch, in switch order) instead of the registry: schemes defined outside the core
+    /// crate, e.g. written in Python (crates/sharebuf-py).
+    pub fn with_bm_factory(spec: &SimSpec, make_bm: &mut BmFactory<'_>) -> Result<Simulator, String> {
         let topo = Topology::build(&spec.topology)?;
         let cfg = TransportCfg::from_spec(&spec.transport)?;
         let mut cc_protos = vec![cc::build(&spec.transport.cc, &spec.transport.cc_params)?];
@@ -143,7 +154,7 @@ impl Simulator {
                 ports[g as usize].local = l as u16;
             }
             let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s, mss_bytes: cfg.mss_bytes as u32, header_bytes: cfg.header_bytes as u32 };
-            let bmgr = bm::build(&sw.bm.scheme, &sw.bm.params, &ctx)?;
+            let bmgr = make_bm(&ctx)?;
             switches.push(Switch {
                 node: topo.switch_node(s as u32),
                 ecmp_salt: topo.ecmp_salt(s as u32),

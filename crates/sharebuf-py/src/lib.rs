@@ -1,4 +1,4 @@
-//! Python bindings: `sharebuf._core.simulate(spec_json, progress)`.
+//! Python bindings: `sharebuf._core.simulate(spec_json, progress, scheme_factory, scheme_label)`.
 //!
 //! Columns come back as raw little-endian byte buffers with a dtype tag, which the Python
 //! side wraps with `numpy.frombuffer` (no per-element conversion).
@@ -6,7 +6,11 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use sharebuf_core::RunOutput;
+use sharebuf_core::bm::{BmContext, BufferManager};
+use sharebuf_core::{RunOutput, SimSpec, Simulator};
+use std::sync::Arc;
+
+mod pyscheme;
 
 fn raw<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: T is a plain integer type; the slice covers exactly the vector's elements.
@@ -106,31 +110,62 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
 
 /// Run a resolved engine spec (JSON). `progress(sim_time_s, events) -> bool` is called
 /// periodically with the GIL held; returning False stops the run early.
+///
+/// `scheme_factory(ctx) -> object` builds a Python buffer-management scheme per switch
+/// (`pyscheme.rs`); `scheme_label` names it in messages. Without one the run releases the GIL;
+/// with one it holds it throughout and every hook call re-enters it.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None))]
-fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> PyResult<PyObject> {
+#[pyo3(signature = (spec_json, progress=None, scheme_factory=None, scheme_label=None))]
+fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>, scheme_factory: Option<PyObject>, scheme_label: Option<String>) -> PyResult<PyObject> {
     let mut cb_err: Option<PyErr> = None;
-    let res = py.allow_threads(|| {
-        let mut cb = |now: u64, events: u64| -> bool {
-            match &progress {
-                None => true,
-                Some(f) => Python::with_gil(|py| match f.call1(py, (now as f64 * 1e-12, events)) {
-                    Ok(v) => v.is_truthy(py).unwrap_or(true),
-                    Err(e) => {
-                        cb_err = Some(e);
-                        false
-                    }
-                }),
+    let res = match scheme_factory {
+        None => py.allow_threads(|| {
+            let mut cb = |now: u64, events: u64| -> bool {
+                match &progress {
+                    None => true,
+                    Some(f) => Python::with_gil(|py| call_progress(py, f, now, events, &mut cb_err)),
+                }
+            };
+            sharebuf_core::run_json(&spec_json, &mut cb)
+        }),
+        Some(factory) => {
+            let label = scheme_label.unwrap_or_else(|| "python".into());
+            let failure = Arc::new(pyscheme::Failure::default());
+            let res = SimSpec::from_json(&spec_json).and_then(|spec| {
+                let mut make = |ctx: &BmContext| -> Result<Box<dyn BufferManager>, String> { Ok(Box::new(pyscheme::PyScheme::build(py, &factory, &label, ctx, &failure)?)) };
+                let mut sim = Simulator::with_bm_factory(&spec, &mut make)?;
+                let mut cb = |now: u64, events: u64| -> bool {
+                    // A hook failed: stop at this check (the run's output is discarded).
+                    !failure.is_set()
+                        && match &progress {
+                            None => true,
+                            Some(f) => call_progress(py, f, now, events, &mut cb_err),
+                        }
+                };
+                Ok(sim.run(&mut cb))
+            });
+            if let Some(e) = failure.take() {
+                return Err(e);
             }
-        };
-        sharebuf_core::run_json(&spec_json, &mut cb)
-    });
+            res
+        }
+    };
     if let Some(e) = cb_err {
         return Err(e);
     }
     match res {
         Ok(o) => to_py(py, &o),
         Err(msg) => Err(PyValueError::new_err(msg)),
+    }
+}
+
+fn call_progress(py: Python<'_>, f: &PyObject, now: u64, events: u64, err: &mut Option<PyErr>) -> bool {
+    match f.call1(py, (now as f64 * 1e-12, events)) {
+        Ok(v) => v.is_truthy(py).unwrap_or(true),
+        Err(e) => {
+            *err = Some(e);
+            false
+        }
     }
 }
 
@@ -149,6 +184,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_class::<pyscheme::SchemeContext>()?;
+    m.add_class::<pyscheme::StateView>()?;
+    m.add_class::<pyscheme::PacketView>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

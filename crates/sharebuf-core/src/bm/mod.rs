@@ -16,6 +16,7 @@ pub mod fab;
 pub mod fb;
 pub mod fba;
 pub mod ib;
+pub mod lqd;
 
 use crate::engine::Time;
 use crate::packet::Packet;
@@ -280,6 +281,7 @@ pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("abm_approx", "ABM approximated by DT with alpha reconfigured every interval", abm_approx::build),
     ("cbm", "CBM: complete sharing + drop at dequeue when the sojourn time exceeds a dynamic bound", cbm::build),
     ("bshare", "BSHARE: queuing-delay-driven buffer sharing (Algorithm 1)", bshare::build),
+    ("lqd", "LQD: complete sharing; when full, push out the tail of the longest queue", lqd::build),
 ];
 
 pub fn scheme_names() -> Vec<&'static str> {
