@@ -370,10 +370,35 @@ impl Simulator {
         if sw.bm_hooks {
             sw.bm.on_enqueue(&sw.buf, qr, &p, now);
         }
-        p.size_bytes = wire_bytes;
-        *self.pool.get_mut(id) = p;
+        // Only these fields changed (the size was the accounted copy's).
+        let stored = self.pool.get_mut(id);
+        stored.flags = p.flags;
+        stored.enq_ps = now;
+        stored.hops = p.hops;
         let g = sw.ports[local] as usize;
-        self.ports[g].push(qr.queue, id);
+        let port = &mut self.ports[g];
+        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
+        // pick this packet at once; skip the queue and do exactly what `kick` does.
+        if port.busy_until <= now && port.queued_pkts == 0 && port.dev_cap == 0 {
+            let n = port.queues.len();
+            let fast = match sw.buf.sched {
+                _ if n == 1 => true,
+                SchedKind::StrictPriority => true,
+                // Round robin: `pick` finds the one non-empty queue and moves past it.
+                SchedKind::RoundRobin => {
+                    port.sched.next = if qr.queue + 1 == n { 0 } else { qr.queue + 1 };
+                    true
+                }
+                SchedKind::Drr(_) => false,
+            };
+            if fast {
+                if self.leave_buffer(g, qr.queue, id) {
+                    self.start_tx(g, id);
+                }
+                return;
+            }
+        }
+        port.push(qr.queue, id);
         self.kick(g);
     }
 
@@ -402,6 +427,13 @@ impl Simulator {
             self.dequeue(g)
         };
         let Some(id) = id else { return };
+        self.start_tx(g, id);
+    }
+
+    /// Port `g` is idle: put packet `id` on the wire now.
+    #[inline]
+    fn start_tx(&mut self, g: usize, id: u32) {
+        let now = self.ev.now;
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
         let t = port.tx_time_ps(size);
@@ -441,35 +473,53 @@ impl Simulator {
             port.nic_bytes -= self.pool.get(id).size_bytes as u64;
             return Some(id);
         }
-        let sw = &mut self.switches[port.switch as usize];
-        let local = port.local as usize;
         loop {
+            let port = &mut self.ports[g];
+            let sw = &self.switches[port.switch as usize];
             let pool = &self.pool;
             let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
-            let qr = QueueRef { port: local, queue: q };
-            let mut pkt = *self.pool.get(id);
-            let wire_bytes = pkt.size_bytes;
-            pkt.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
-            sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
-            if sw.bm_hooks && !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+            if self.leave_buffer(g, q, id) {
+                return Some(id);
+            }
+        }
+    }
+
+    /// Packet `id`, just taken from queue `q` of switch port `g`, leaves the shared buffer:
+    /// accounting, the scheme's dequeue hook (false: it dropped the packet, which is freed),
+    /// and the port's INT record on data packets.
+    #[inline]
+    fn leave_buffer(&mut self, g: usize, q: usize, id: u32) -> bool {
+        let now = self.ev.now;
+        let port = &self.ports[g];
+        let sw = &mut self.switches[port.switch as usize];
+        let qr = QueueRef { port: port.local as usize, queue: q };
+        let p = self.pool.get(id);
+        let wire_bytes = p.size_bytes;
+        let acct_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
+        let is_data = p.has(flags::DATA);
+        sw.buf.on_dequeue(qr, acct_bytes as u64, true);
+        if sw.bm_hooks {
+            // The scheme sees accounted bytes, as at enqueue.
+            let pkt = Packet { size_bytes: acct_bytes, ..*p };
+            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
-                continue;
+                return false;
             }
-            if pkt.has(flags::DATA) {
-                if let Some(st) = self.pool.int_mut(id) {
-                    let n = st.n as usize;
-                    if n < MAX_INT_HOPS {
-                        st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
-                        st.n += 1;
-                    }
+        }
+        if is_data {
+            if let Some(st) = self.pool.int_mut(id) {
+                let n = st.n as usize;
+                if n < MAX_INT_HOPS {
+                    st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
+                    st.n += 1;
                 }
             }
-            return Some(id);
         }
+        true
     }
 
     /// Put packets produced by host `h`'s transport onto its NIC queue.
@@ -493,7 +543,15 @@ impl Simulator {
                 }
             }
             if self.nic_fq.is_empty() {
-                self.ports[h as usize].push(0, id);
+                let port = &mut self.ports[h as usize];
+                if port.busy_until <= self.ev.now && port.queued_pkts == 0 && port.dev_cap == 0 {
+                    // Idle FIFO NIC: the packet goes straight onto the wire, as `kick` would.
+                    port.nic_bytes -= p.size_bytes as u64;
+                    self.start_tx(h as usize, id);
+                    self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(self.ports[h as usize].nic_bytes);
+                    continue;
+                }
+                port.push(0, id);
             } else {
                 let fh = ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, u32::MAX);
                 self.nic_fq[h as usize].enqueue(id, p.size_bytes, fh, self.ev.now, &mut self.nic_dropped);
