@@ -51,6 +51,7 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=25, help="functions to list (default 25)")
     ap.add_argument("--json", action="store_true", help="print the counts as JSON only")
     ap.add_argument("--keep", action="store_true", help="keep the callgrind.out file and print its path")
+    ap.add_argument("--exe", default=None, help="an engine binary to profile instead of building this tree's (e.g. a copy built from main)")
     args = ap.parse_args()
 
     arrivals = args.arrivals_ms if args.arrivals_ms is not None else DEFAULT_ARRIVALS_MS.get(args.scenario)
@@ -58,8 +59,11 @@ def main() -> int:
     spec = tmp / "spec.json"
     name = build_spec(args.scenario, arrivals, spec)
 
-    subprocess.run(["cargo", "build", "--release", "-q", "--bin", "sharebuf-engine"], cwd=ROOT, check=True)
-    exe = ROOT / "target" / "release" / "sharebuf-engine"
+    if args.exe:
+        exe = Path(args.exe)
+    else:
+        subprocess.run(["cargo", "build", "--release", "-q", "--bin", "sharebuf-engine"], cwd=ROOT, check=True)
+        exe = ROOT / "target" / "release" / "sharebuf-engine"
     cg_out = tmp / "callgrind.out"
     proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg_out}", str(exe), str(spec)],
                           capture_output=True, text=True)
