@@ -40,6 +40,13 @@ pub struct Simulator {
     nic_fq: Vec<FqCodel>,
     /// Scratch list of packets a NIC queue discipline dropped (id, wire bytes).
     nic_dropped: Vec<(u32, u32)>,
+    /// Host NICs are plain FIFOs (no fq_codel, no device FIFO): a packet's departure is fixed
+    /// when it is enqueued, so its arrival at the switch is scheduled then and the NIC needs no
+    /// TxDone events.
+    nic_direct: bool,
+    /// Per host NIC when `nic_direct`: (transmission start, wire bytes) of the packets waiting
+    /// behind the one on the wire, oldest first; they leave `nic_bytes` when their start passes.
+    nic_pending: Vec<VecDeque<(Time, u32)>>,
     counters: Counters,
     out: Vec<Packet>,
     /// TCP flows not yet finished + constant-rate flows not yet stopped.
@@ -178,6 +185,7 @@ impl Simulator {
         }
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
         let int = cc_protos.iter().any(|c| c.wants_int());
+        let n_hosts = topo.n_hosts as usize;
         let cfg_delack = cfg.delayed_ack_packets > 1;
         let mut sim = Simulator {
             cfg,
@@ -195,6 +203,8 @@ impl Simulator {
             cc_protos,
             workload_cc,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
+            nic_direct: nic_fq.is_empty() && spec.host.device_queue_packets == 0,
+            nic_pending: (0..n_hosts).map(|_| VecDeque::new()).collect(),
             nic_fq,
             nic_dropped: Vec::new(),
             counters: Counters::default(),
@@ -430,21 +440,31 @@ impl Simulator {
         self.start_tx(g, id);
     }
 
-    /// Port `g` is idle: put packet `id` on the wire now.
+    /// Port `g` is idle: put packet `id` on the wire now, and wake the port when it is done
+    /// if more packets wait.
     #[inline]
     fn start_tx(&mut self, g: usize, id: u32) {
         let now = self.ev.now;
+        let end = self.put_on_wire(g, id, now);
+        let port = &mut self.ports[g];
+        if port.has_queued() {
+            port.txdone_at = end;
+            self.ev.at(end, Kind::TxDone, g as u32, 0);
+        }
+    }
+
+    /// Packet `id` starts serializing on port `g` at `start` (now, or later for a direct host
+    /// NIC, whose departures are fixed at enqueue): the port is busy until the returned time,
+    /// and the packet arrives at the peer one link delay after that.
+    #[inline]
+    fn put_on_wire(&mut self, g: usize, id: u32, start: Time) -> Time {
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
-        let t = port.tx_time_ps(size);
-        port.busy_until = now + t;
+        let end = start + port.tx_time_ps(size);
+        port.busy_until = end;
         port.tx_bytes += size;
-        let (peer, delay) = (port.peer, port.delay_ps);
-        self.ev.at(now + t + delay, Kind::Arrive, id, peer);
-        if port.has_queued() {
-            port.txdone_at = now + t;
-            self.ev.at(now + t, Kind::TxDone, g as u32, 0);
-        }
+        self.ev.at(end + port.delay_ps, Kind::Arrive, id, port.peer);
+        end
     }
 
     /// Move packets from the buffer manager's queues into the device FIFO while it has room
@@ -529,6 +549,18 @@ impl Simulator {
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += p.size_bytes as u64;
             let port = &mut self.ports[h as usize];
+            if self.nic_direct {
+                // Packets whose transmission has started by now have left the NIC queue.
+                let pend = &mut self.nic_pending[h as usize];
+                while let Some(&(start, bytes)) = pend.front() {
+                    if start > self.ev.now {
+                        break;
+                    }
+                    pend.pop_front();
+                    port.nic_bytes -= bytes as u64;
+                    port.queued_pkts -= 1;
+                }
+            }
             if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
                 p.flags |= flags::CE;
                 self.counters.nic_ecn_marks += 1;
@@ -542,16 +574,24 @@ impl Simulator {
                     *dst = *src;
                 }
             }
-            if self.nic_fq.is_empty() {
+            if self.nic_direct {
+                // FIFO NIC: the packet starts when the NIC finishes what is ahead of it.
                 let port = &mut self.ports[h as usize];
-                if port.busy_until <= self.ev.now && port.queued_pkts == 0 && port.dev_cap == 0 {
-                    // Idle FIFO NIC: the packet goes straight onto the wire, as `kick` would.
+                let start = port.busy_until.max(self.ev.now);
+                if start > self.ev.now {
+                    self.nic_pending[h as usize].push_back((start, p.size_bytes));
+                    port.queued_pkts += 1;
+                } else {
                     port.nic_bytes -= p.size_bytes as u64;
-                    self.start_tx(h as usize, id);
-                    self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(self.ports[h as usize].nic_bytes);
-                    continue;
                 }
-                port.push(0, id);
+                self.put_on_wire(h as usize, id, start);
+                let port = &self.ports[h as usize];
+                self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
+                self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
+                continue;
+            }
+            if self.nic_fq.is_empty() {
+                self.ports[h as usize].push(0, id);
             } else {
                 let fh = ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, u32::MAX);
                 self.nic_fq[h as usize].enqueue(id, p.size_bytes, fh, self.ev.now, &mut self.nic_dropped);
