@@ -296,6 +296,26 @@ impl EventQueue {
         Some(e)
     }
 
+    /// Remove and return the earliest event if its time is at most `limit` (advancing `now`
+    /// to it); otherwise leave the queue as it is. `Err(true)`: an event later than `limit`
+    /// waits; `Err(false)`: the queue is empty.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Result<Event, bool> {
+        if self.current.is_empty() && !self.advance() {
+            return Err(false);
+        }
+        let top = self.current.peek().unwrap();
+        let time = self.cur_start + (top.key >> SEQ_BITS);
+        if time > limit {
+            return Err(true);
+        }
+        let s = self.current.pop().unwrap();
+        self.len -= 1;
+        self.now = time;
+        self.processed += 1;
+        Ok(Event { time, seq: s.key & ((1 << SEQ_BITS) - 1), a: s.a, b: s.b })
+    }
+
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
@@ -317,6 +337,18 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pop_until_stops_at_the_limit_and_keeps_the_event() {
+        let mut q = EventQueue::new();
+        q.at(5, Kind::Rto, 1, 0);
+        q.at(3_000_000_000, Kind::Pace, 2, 0); // beyond the calendar horizon: overflow heap
+        assert_eq!(q.pop_until(10).map(|e| (e.time, e.a)), Ok((5, 1)));
+        assert_eq!(q.pop_until(2_999_999_999).err(), Some(true));
+        assert_eq!((q.now, q.len()), (5, 1));
+        assert_eq!(q.pop_until(u64::MAX).map(|e| (e.time, e.kind(), e.a)), Ok((3_000_000_000, Kind::Pace, 2)));
+        assert_eq!(q.pop_until(u64::MAX).err(), Some(false));
+    }
 
     #[test]
     fn fifo_tie_break_and_time_order() {

@@ -261,13 +261,16 @@ impl Simulator {
         let mut hit_max = false;
         let mut aborted = false;
         loop {
-            let Some(t) = self.ev.peek_time() else { break };
-            if t > self.max_ps {
-                hit_max = self.outstanding > 0;
-                self.ev.now = self.max_ps;
-                break;
-            }
-            let e = self.ev.pop().expect("peeked");
+            let e = match self.ev.pop_until(self.max_ps) {
+                Ok(e) => e,
+                Err(later) => {
+                    if later {
+                        hit_max = self.outstanding > 0;
+                        self.ev.now = self.max_ps;
+                    }
+                    break;
+                }
+            };
             self.events_by_kind[e.kind() as usize] += 1;
             match e.kind() {
                 Kind::Arrive => self.arrive(e.a, e.b),
