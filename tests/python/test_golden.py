@@ -169,3 +169,26 @@ def test_cases_cover_every_scheme_and_cc():
     covered_c = {c["sets"].get("transport.cc") for c in CASES.values()}
     assert set(_core.schemes()) <= covered_s, "a registered scheme has no golden case"
     assert set(_core.congestion_controls()) <= covered_c, "a registered congestion control has no golden case"
+
+
+def test_fifo_nic_backlog_marks_and_peaks_by_hand(star_scenario):
+    """A FIFO host NIC's backlog, computed from departures fixed at enqueue, equals the hand
+    count: a pre-opened DCTCP flow of exactly 20 full segments leaves in one burst of 20
+    packets at t = 0 (init cwnd 20). Packet k (0-based) finds k - 1 packets of 1502 wire bytes
+    waiting behind the one on the wire; with K = 3 packets' bytes it is CE-marked iff
+    k - 1 >= 3, so packets 4..19 are marked (16); the largest backlog is 19 packets, 19 * 1502 B."""
+    from sharebuf import _core
+    from sharebuf.config import engine_spec_json, load_scenario, resolve
+
+    wire = 1448 + 54
+    sc = star_scenario(hosts=2, buffer_bytes=10_000_000)
+    sc["transport"] = {"cc": "dctcp", "init_cwnd_packets": 20, "handshake": False}
+    sc["host"] = {"nic_ecn_k_bytes": 3 * wire}
+    sc["switch"]["ecn_k_bytes"] = 10_000_000
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 20 * 1448, "start_s": 0.0}]}]
+    s, base, _ = load_scenario(sc)
+    st = _core.simulate(engine_spec_json(resolve(s, base)), None)["stats"]
+    assert st["nic_ecn_marks"] == 16
+    assert st["nic_peak_pkts"] == 19
+    assert st["nic_peak_bytes"] == 19 * wire
+    assert st["ecn_marks"] == 0
