@@ -96,21 +96,57 @@ impl Ord for Event {
     }
 }
 
-/// Width of one calendar window: 2^22 ps (about 4.2 µs).
-const WINDOW_BITS: u32 = 22;
-/// Number of calendar windows: 1024 (a horizon of about 4.3 ms).
-const RING: usize = 1024;
+/// Width of one calendar window: 2^20 ps (about 1.05 µs).
+const WINDOW_BITS: u32 = 20;
+/// Number of calendar windows: 4096 (a horizon of about 4.3 ms).
+const RING: usize = 4096;
+/// Bits of a heap key below the time offset: the insertion sequence (counter and kind byte).
+const SEQ_BITS: u32 = 64 - WINDOW_BITS;
+
+/// An event of the current window: one `u64` key, (time offset in the window, seq), so the
+/// heap compares one integer; 16 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: u64,
+    a: u32,
+    b: u32,
+}
+
+impl PartialEq for Slot {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Slot {}
+impl PartialOrd for Slot {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Slot {
+    // Reversed: BinaryHeap is a max-heap, we want the smallest key first.
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.key.cmp(&self.key)
+    }
+}
 
 /// Min-queue of events with FIFO tie-breaking: a calendar queue.
 ///
-/// Time is cut into windows of 2^22 ps. Events of the current window sit in a small binary
-/// heap ordered by (time, insertion sequence); events of the next 1023 windows are appended
-/// unsorted to their window's bucket; later events (timers, future flow starts) wait in an
-/// overflow heap. When the current window empties, the next non-empty window (found with a
-/// bitmap) is heapified. The order is exactly (time, seq), like a single binary heap, but the
-/// heap that does the work holds only about one window of events and stays in L1 cache.
+/// Time is cut into windows of 2^20 ps. Events of the current window sit in a small binary
+/// heap keyed by one integer, (time offset in the window, insertion sequence); events of the
+/// next 4095 windows are appended unsorted to their window's bucket; later events (timers,
+/// future flow starts) wait in an overflow heap. When the current window empties, the next
+/// non-empty window (found with a bitmap) is heapified. The order is exactly (time, seq),
+/// like a single binary heap, but the heap that does the work holds only about one window of
+/// events and stays in L1 cache.
+///
+/// The insertion sequence has 44 bits (a 36-bit counter above the kind byte): 6.9e10 events,
+/// checked in `at`.
 pub struct EventQueue {
-    current: BinaryHeap<Event>,
+    current: BinaryHeap<Slot>,
+    /// First time of the current window.
+    cur_start: Time,
     /// First time after the current window.
     cur_end: Time,
     /// Window number of the current window.
@@ -135,6 +171,7 @@ impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
             current: BinaryHeap::with_capacity(256),
+            cur_start: 0,
             cur_end: 1 << WINDOW_BITS,
             cur_window: 0,
             ring: (0..RING).map(|_| Vec::new()).collect(),
@@ -147,19 +184,25 @@ impl EventQueue {
         }
     }
 
+    #[inline]
+    fn slot(&self, e: &Event) -> Slot {
+        Slot { key: ((e.time - self.cur_start) << SEQ_BITS) | e.seq, a: e.a, b: e.b }
+    }
+
     /// Schedule `kind` at absolute time `t` (never in the past).
     #[inline]
     pub fn at(&mut self, t: Time, kind: Kind, a: u32, b: u32) {
         debug_assert!(t >= self.now);
         // The insertion counter sits above the kind byte, so ordering by seq is insertion order.
         let seq = (self.next_seq << 8) | kind as u64;
+        assert!(seq >> SEQ_BITS == 0, "event queue: more than 2^36 events scheduled");
         self.next_seq += 1;
-        let e = Event { time: t, seq, a, b };
         self.len += 1;
         if t < self.cur_end {
-            self.current.push(e);
+            self.current.push(Slot { key: ((t - self.cur_start) << SEQ_BITS) | seq, a, b });
             return;
         }
+        let e = Event { time: t, seq, a, b };
         let w = t >> WINDOW_BITS;
         if w - self.cur_window < RING as u64 {
             let i = (w as usize) & (RING - 1);
@@ -200,6 +243,7 @@ impl EventQueue {
     }
 
     /// Make the current heap hold the earliest events; false if there are none.
+    #[cold]
     fn advance(&mut self) -> bool {
         while self.current.is_empty() {
             let ring_w = self.next_ring_window();
@@ -211,12 +255,17 @@ impl EventQueue {
                 (Some(a), Some(b)) => a.min(b),
             };
             self.cur_window = w;
+            self.cur_start = w << WINDOW_BITS;
             self.cur_end = (w + 1) << WINDOW_BITS;
             let i = (w as usize) & (RING - 1);
             if ring_w == Some(w) {
                 let mut v = std::mem::take(&mut self.ring[i]);
                 self.occupied[i >> 6] &= !(1 << (i & 63));
-                self.current.extend(v.drain(..));
+                // Rebuild the heap from a vector in one pass (O(n), not n pushes).
+                let mut heap = std::mem::take(&mut self.current).into_vec();
+                heap.extend(v.iter().map(|e| self.slot(e)));
+                v.clear();
+                self.current = BinaryHeap::from(heap);
                 self.ring[i] = v;
             }
             while let Some(e) = self.overflow.peek() {
@@ -224,7 +273,8 @@ impl EventQueue {
                     break;
                 }
                 let e = self.overflow.pop().unwrap();
-                self.current.push(e);
+                let s = self.slot(&e);
+                self.current.push(s);
             }
             // Overflow events that now fall inside the horizon stay in the overflow heap;
             // they are pulled in when their window comes.
@@ -238,11 +288,32 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        let e = self.current.pop().unwrap();
+        let s = self.current.pop().unwrap();
+        let e = Event { time: self.cur_start + (s.key >> SEQ_BITS), seq: s.key & ((1 << SEQ_BITS) - 1), a: s.a, b: s.b };
         self.len -= 1;
         self.now = e.time;
         self.processed += 1;
         Some(e)
+    }
+
+    /// Remove and return the earliest event if its time is at most `limit` (advancing `now`
+    /// to it); otherwise leave the queue as it is. `Err(true)`: an event later than `limit`
+    /// waits; `Err(false)`: the queue is empty.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Result<Event, bool> {
+        if self.current.is_empty() && !self.advance() {
+            return Err(false);
+        }
+        let top = self.current.peek().unwrap();
+        let time = self.cur_start + (top.key >> SEQ_BITS);
+        if time > limit {
+            return Err(true);
+        }
+        let s = self.current.pop().unwrap();
+        self.len -= 1;
+        self.now = time;
+        self.processed += 1;
+        Ok(Event { time, seq: s.key & ((1 << SEQ_BITS) - 1), a: s.a, b: s.b })
     }
 
     /// Time of the earliest event.
@@ -251,7 +322,7 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.peek().map(|e| e.time)
+        self.current.peek().map(|s| self.cur_start + (s.key >> SEQ_BITS))
     }
 
     pub fn len(&self) -> usize {
@@ -266,6 +337,18 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pop_until_stops_at_the_limit_and_keeps_the_event() {
+        let mut q = EventQueue::new();
+        q.at(5, Kind::Rto, 1, 0);
+        q.at(3_000_000_000, Kind::Pace, 2, 0); // beyond the calendar horizon: overflow heap
+        assert_eq!(q.pop_until(10).map(|e| (e.time, e.a)), Ok((5, 1)));
+        assert_eq!(q.pop_until(2_999_999_999).err(), Some(true));
+        assert_eq!((q.now, q.len()), (5, 1));
+        assert_eq!(q.pop_until(u64::MAX).map(|e| (e.time, e.kind(), e.a)), Ok((3_000_000_000, Kind::Pace, 2)));
+        assert_eq!(q.pop_until(u64::MAX).err(), Some(false));
+    }
 
     #[test]
     fn fifo_tie_break_and_time_order() {

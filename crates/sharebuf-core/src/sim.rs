@@ -40,6 +40,13 @@ pub struct Simulator {
     nic_fq: Vec<FqCodel>,
     /// Scratch list of packets a NIC queue discipline dropped (id, wire bytes).
     nic_dropped: Vec<(u32, u32)>,
+    /// Host NICs are plain FIFOs (no fq_codel, no device FIFO): a packet's departure is fixed
+    /// when it is enqueued, so its arrival at the switch is scheduled then and the NIC needs no
+    /// TxDone events.
+    nic_direct: bool,
+    /// Per host NIC when `nic_direct`: (transmission start, wire bytes) of the packets waiting
+    /// behind the one on the wire, oldest first; they leave `nic_bytes` when their start passes.
+    nic_pending: Vec<VecDeque<(Time, u32)>>,
     counters: Counters,
     out: Vec<Packet>,
     /// TCP flows not yet finished + constant-rate flows not yet stopped.
@@ -189,6 +196,7 @@ impl Simulator {
         }
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
         let int = cc_protos.iter().any(|c| c.wants_int());
+        let n_hosts = topo.n_hosts as usize;
         let cfg_delack = cfg.delayed_ack_packets > 1;
         let mut sim = Simulator {
             cfg,
@@ -206,6 +214,8 @@ impl Simulator {
             cc_protos,
             workload_cc,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
+            nic_direct: nic_fq.is_empty() && spec.host.device_queue_packets == 0,
+            nic_pending: (0..n_hosts).map(|_| VecDeque::new()).collect(),
             nic_fq,
             nic_dropped: Vec::new(),
             counters: Counters::default(),
@@ -262,13 +272,16 @@ impl Simulator {
         let mut hit_max = false;
         let mut aborted = false;
         loop {
-            let Some(t) = self.ev.peek_time() else { break };
-            if t > self.max_ps {
-                hit_max = self.outstanding > 0;
-                self.ev.now = self.max_ps;
-                break;
-            }
-            let e = self.ev.pop().expect("peeked");
+            let e = match self.ev.pop_until(self.max_ps) {
+                Ok(e) => e,
+                Err(later) => {
+                    if later {
+                        hit_max = self.outstanding > 0;
+                        self.ev.now = self.max_ps;
+                    }
+                    break;
+                }
+            };
             self.events_by_kind[e.kind() as usize] += 1;
             match e.kind() {
                 Kind::Arrive => self.arrive(e.a, e.b),
@@ -381,10 +394,35 @@ impl Simulator {
         if sw.bm_hooks {
             sw.bm.on_enqueue(&sw.buf, qr, &p, now);
         }
-        p.size_bytes = wire_bytes;
-        *self.pool.get_mut(id) = p;
+        // Only these fields changed (the size was the accounted copy's).
+        let stored = self.pool.get_mut(id);
+        stored.flags = p.flags;
+        stored.enq_ps = now;
+        stored.hops = p.hops;
         let g = sw.ports[local] as usize;
-        self.ports[g].push(qr.queue, id);
+        let port = &mut self.ports[g];
+        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
+        // pick this packet at once; skip the queue and do exactly what `kick` does.
+        if port.busy_until <= now && port.queued_pkts == 0 && port.dev_cap == 0 {
+            let n = port.queues.len();
+            let fast = match sw.buf.sched {
+                _ if n == 1 => true,
+                SchedKind::StrictPriority => true,
+                // Round robin: `pick` finds the one non-empty queue and moves past it.
+                SchedKind::RoundRobin => {
+                    port.sched.next = if qr.queue + 1 == n { 0 } else { qr.queue + 1 };
+                    true
+                }
+                SchedKind::Drr(_) => false,
+            };
+            if fast {
+                if self.leave_buffer(g, qr.queue, id) {
+                    self.start_tx(g, id);
+                }
+                return;
+            }
+        }
+        port.push(qr.queue, id);
         self.kick(g);
     }
 
@@ -413,17 +451,34 @@ impl Simulator {
             self.dequeue(g)
         };
         let Some(id) = id else { return };
+        self.start_tx(g, id);
+    }
+
+    /// Port `g` is idle: put packet `id` on the wire now, and wake the port when it is done
+    /// if more packets wait.
+    #[inline]
+    fn start_tx(&mut self, g: usize, id: u32) {
+        let now = self.ev.now;
+        let end = self.put_on_wire(g, id, now);
+        let port = &mut self.ports[g];
+        if port.has_queued() {
+            port.txdone_at = end;
+            self.ev.at(end, Kind::TxDone, g as u32, 0);
+        }
+    }
+
+    /// Packet `id` starts serializing on port `g` at `start` (now, or later for a direct host
+    /// NIC, whose departures are fixed at enqueue): the port is busy until the returned time,
+    /// and the packet arrives at the peer one link delay after that.
+    #[inline]
+    fn put_on_wire(&mut self, g: usize, id: u32, start: Time) -> Time {
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
-        let t = port.tx_time_ps(size);
-        port.busy_until = now + t;
+        let end = start + port.tx_time_ps(size);
+        port.busy_until = end;
         port.tx_bytes += size;
-        let (peer, delay) = (port.peer, port.delay_ps);
-        self.ev.at(now + t + delay, Kind::Arrive, id, peer);
-        if port.has_queued() {
-            port.txdone_at = now + t;
-            self.ev.at(now + t, Kind::TxDone, g as u32, 0);
-        }
+        self.ev.at(end + port.delay_ps, Kind::Arrive, id, port.peer);
+        end
     }
 
     /// Move packets from the buffer manager's queues into the device FIFO while it has room
@@ -452,35 +507,53 @@ impl Simulator {
             port.nic_bytes -= self.pool.get(id).size_bytes as u64;
             return Some(id);
         }
-        let sw = &mut self.switches[port.switch as usize];
-        let local = port.local as usize;
         loop {
+            let port = &mut self.ports[g];
+            let sw = &self.switches[port.switch as usize];
             let pool = &self.pool;
             let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
-            let qr = QueueRef { port: local, queue: q };
-            let mut pkt = *self.pool.get(id);
-            let wire_bytes = pkt.size_bytes;
-            pkt.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
-            sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
-            if sw.bm_hooks && !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+            if self.leave_buffer(g, q, id) {
+                return Some(id);
+            }
+        }
+    }
+
+    /// Packet `id`, just taken from queue `q` of switch port `g`, leaves the shared buffer:
+    /// accounting, the scheme's dequeue hook (false: it dropped the packet, which is freed),
+    /// and the port's INT record on data packets.
+    #[inline]
+    fn leave_buffer(&mut self, g: usize, q: usize, id: u32) -> bool {
+        let now = self.ev.now;
+        let port = &self.ports[g];
+        let sw = &mut self.switches[port.switch as usize];
+        let qr = QueueRef { port: port.local as usize, queue: q };
+        let p = self.pool.get(id);
+        let wire_bytes = p.size_bytes;
+        let acct_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
+        let is_data = p.has(flags::DATA);
+        sw.buf.on_dequeue(qr, acct_bytes as u64, true);
+        if sw.bm_hooks {
+            // The scheme sees accounted bytes, as at enqueue.
+            let pkt = Packet { size_bytes: acct_bytes, ..*p };
+            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
-                continue;
+                return false;
             }
-            if pkt.has(flags::DATA) {
-                if let Some(st) = self.pool.int_mut(id) {
-                    let n = st.n as usize;
-                    if n < MAX_INT_HOPS {
-                        st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
-                        st.n += 1;
-                    }
+        }
+        if is_data {
+            if let Some(st) = self.pool.int_mut(id) {
+                let n = st.n as usize;
+                if n < MAX_INT_HOPS {
+                    st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
+                    st.n += 1;
                 }
             }
-            return Some(id);
         }
+        true
     }
 
     /// Put packets produced by host `h`'s transport onto its NIC queue.
@@ -490,6 +563,18 @@ impl Simulator {
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += p.size_bytes as u64;
             let port = &mut self.ports[h as usize];
+            if self.nic_direct {
+                // Packets whose transmission has started by now have left the NIC queue.
+                let pend = &mut self.nic_pending[h as usize];
+                while let Some(&(start, bytes)) = pend.front() {
+                    if start > self.ev.now {
+                        break;
+                    }
+                    pend.pop_front();
+                    port.nic_bytes -= bytes as u64;
+                    port.queued_pkts -= 1;
+                }
+            }
             if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
                 p.flags |= flags::CE;
                 self.counters.nic_ecn_marks += 1;
@@ -502,6 +587,22 @@ impl Simulator {
                 if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
                     *dst = *src;
                 }
+            }
+            if self.nic_direct {
+                // FIFO NIC: the packet starts when the NIC finishes what is ahead of it.
+                let port = &mut self.ports[h as usize];
+                let start = port.busy_until.max(self.ev.now);
+                if start > self.ev.now {
+                    self.nic_pending[h as usize].push_back((start, p.size_bytes));
+                    port.queued_pkts += 1;
+                } else {
+                    port.nic_bytes -= p.size_bytes as u64;
+                }
+                self.put_on_wire(h as usize, id, start);
+                let port = &self.ports[h as usize];
+                self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
+                self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
+                continue;
             }
             if self.nic_fq.is_empty() {
                 self.ports[h as usize].push(0, id);
