@@ -28,7 +28,7 @@ import pytest
 DIGESTS = Path(__file__).with_name("golden_digests.json")
 UPDATE = os.environ.get("SHAREBUF_GOLDEN_UPDATE") == "1"
 
-SCHEMES = ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare"]
+SCHEMES = ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd"]
 CCS = ["newreno", "dctcp", "cubic", "timely", "powertcp", "theta_powertcp", "hpcc"]
 
 # Stats that are not simulation results: wall time, and the pool's high-water mark (how
@@ -43,8 +43,8 @@ def _small(scheme: str, cc: str, **sets) -> dict:
         "max_ms": 400,
         "switch.bm.scheme": scheme,
         "transport.cc": cc,
-        # Complete sharing/partitioning take no alpha: the whole table is replaced for them.
-        **({"switch.bm": {"scheme": scheme}} if scheme in ("cs", "cp") else {}),
+        # Complete sharing/partitioning and LQD take no alpha: the whole table is replaced for them.
+        **({"switch.bm": {"scheme": scheme}} if scheme in ("cs", "cp", "lqd") else {}),
         "workload[1].queries_per_s_per_host": 50,
         "output.queue_sample_us": 0,
     }
