@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import List, Optional
 
 from .errors import ScenarioError
-from .sweep import add_set_argument
 
 
 def _console():
@@ -224,6 +223,7 @@ def cmd_plot(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .sweep import add_set_argument
 
     p = argparse.ArgumentParser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
     p.add_argument("--version", action="version", version=f"sharebuf {__version__}")
@@ -287,6 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:  # without building the parser, whose sub-commands import their toolkits
+        from . import __version__
+
+        print(f"sharebuf {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
