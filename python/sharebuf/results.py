@@ -39,12 +39,22 @@ def _arr(a: np.ndarray, mask: Optional[np.ndarray] = None) -> pa.Array:
 
 
 def _strs(names, index: np.ndarray) -> pa.Array:
-    """Strings ``names[index]`` (workload and switch names) as an Arrow string array."""
+    """Strings ``names[index]`` (workload and switch names) as an Arrow string array, from
+    numpy buffers (``take`` would import pyarrow.compute, ~0.1 s)."""
     enc = [str(x).encode() for x in names]
-    offsets = np.zeros(len(enc) + 1, dtype=np.int32)
-    offsets[1:] = np.cumsum([len(e) for e in enc], dtype=np.int64)
-    d = pa.Array.from_buffers(pa.string(), len(enc), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(enc) or b"\0")])
-    return d.take(_arr(np.asarray(index, dtype=np.int32)))
+    lens = np.array([len(e) for e in enc] + [0], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    chars = np.frombuffer(b"".join(enc) or b"\0", dtype=np.uint8)
+    idx = np.asarray(index, dtype=np.int64)
+    row_lens = lens[idx]
+    offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(row_lens, out=offsets[1:])
+    if offsets[-1] >= 2**31:
+        raise ValueError("string column over 2 GiB")
+    # byte j of the column comes from chars[starts[row] + (j - offsets[row])]
+    src = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts[idx] - offsets[:-1], row_lens)
+    data = chars[src] if len(src) else np.zeros(1, dtype=np.uint8)
+    return pa.Array.from_buffers(pa.string(), len(idx), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
 def _pct(x: np.ndarray, q: float) -> Optional[float]:
