@@ -104,6 +104,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="fewer, shorter points (a smoke test)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--replot", action="store_true", help="rewrite scaling.md and scaling.png from --out/scaling.json; run nothing")
+    ap.add_argument("--resume", action="store_true", help="reuse the points of an interrupted run (--out/scaling.partial.json)")
     args = ap.parse_args()
     if args.replot:
         out = Path(args.out)
@@ -132,6 +133,10 @@ def main() -> int:
             scenario(fat_tree(16), arrivals_ms=a, drain_ms=30) for a in ([0.5] if q else [2, 4, 8])],
     }
     results = {}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "scaling.partial.json"  # every finished point, so an interrupted run can resume
+    done = json.loads(partial.read_text()) if args.resume and partial.exists() else {}
     with tempfile.TemporaryDirectory(prefix="sharebuf-scaling-") as d:
         tmp = Path(d)
         (tmp / "websearch_small.cdf").write_text("1000 0\n1000 1\n")
@@ -140,12 +145,14 @@ def main() -> int:
             for sc in pts:
                 if "memory per flow" in name:
                     sc["workload"][0]["cdf"] = str(tmp / "websearch_small.cdf")
-                r = run_point(sc, tmp)
+                key = name + json.dumps(sc, sort_keys=True).replace(str(tmp), "TMP")
+                r = done.get(key) or run_point(sc, tmp)
+                done[key] = r
+                partial.write_text(json.dumps(done))
                 results[name].append(r)
                 print(f"{name}: hosts {r['hosts']} load {r['load']} arrivals {r['arrivals_ms']} ms -> {r['flows']} flows, "
                       f"{r['events'] / 1e6:.2f} M events, cpu {r['cpu_s']:.2f} s (wall {r['wall_s']:.2f} s), {r['peak_rss_mb']:.0f} MB", flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    partial.unlink()
     (out / "scaling.json").write_text(json.dumps(results, indent=1) + "\n")
     write_md(results, out / "scaling.md", quick=q)
     plot(results, out / "scaling.png")
