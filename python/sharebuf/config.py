@@ -123,7 +123,8 @@ class FatTree(Section):
     #: Hosts under each edge switch (default k/2: full bisection; more oversubscribes).
     hosts_per_edge: Optional[Annotated[int, Field(ge=1)]] = None
     host_link_gbps: PosFloat = 10.0
-    #: Default: the edge's host capacity over its k/2 uplinks (full bisection).
+    #: Default: host_link_gbps (Al-Fares' identical links: hosts_per_edge = k/2 is full
+    #: bisection, more hosts oversubscribe the edge uplinks hosts_per_edge : k/2).
     edge_agg_link_gbps: Optional[PosFloat] = None
     #: Default: edge_agg_link_gbps (an aggregation switch has k/2 links down and k/2 up).
     agg_core_link_gbps: Optional[PosFloat] = None
@@ -147,9 +148,7 @@ class FatTree(Section):
         return self.k * (self.k // 2)
 
     def ea_gbps(self) -> float:
-        if self.edge_agg_link_gbps is not None:
-            return self.edge_agg_link_gbps
-        return self.hpe * self.host_link_gbps / (self.k // 2)
+        return self.edge_agg_link_gbps if self.edge_agg_link_gbps is not None else self.host_link_gbps
 
     def ac_gbps(self) -> float:
         return self.agg_core_link_gbps if self.agg_core_link_gbps is not None else self.ea_gbps()

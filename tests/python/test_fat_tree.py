@@ -26,10 +26,14 @@ def test_resolve_defaults_and_tier_keys():
                      agg_core_link_delay_ps=10**7, ecmp_hash="salted")
     # Edge switch: 2 hosts + 2 uplinks at 10 Gbps = 40 Gbps x 9.6 KB.
     assert resolve(sc, base)["switch"]["buffer_bytes"] == int(9.6 * 1024 * 40)
-    # Oversubscribed 4:2 with default full-bisection uplinks: 4 x 10 / 2 = 20 Gbps each.
-    sc, base, _ = load_scenario(scenario({"hosts_per_edge": 4, "edge_agg_link_gbps": None, "agg_core_link_gbps": None}))
-    t = resolve(sc, base)["topology"]
-    assert (t["hosts_per_edge"], t["edge_agg_link_bps"], t["agg_core_link_bps"]) == (4, 2 * 10**10, 2 * 10**10)
+    # hosts_per_edge = 4 with k = 4 and the default (host-rate) uplinks: 40 Gbps of hosts over
+    # 2 x 10 Gbps, oversubscribed 2:1; the edge's buffer basis is 4 x 10 + 2 x 10 = 60 Gbps.
+    sc, base, _ = load_scenario(scenario({"hosts_per_edge": 4, "edge_agg_link_gbps": None, "agg_core_link_gbps": None},
+                                         switch={"buffer_kb_per_port_per_gbps": 9.6, "bm": {"scheme": "dt"}}))
+    r = resolve(sc, base)
+    t = r["topology"]
+    assert (t["hosts_per_edge"], t["edge_agg_link_bps"], t["agg_core_link_bps"]) == (4, 10**10, 10**10)
+    assert r["switch"]["buffer_bytes"] == int(9.6 * 1024 * 60)
 
 
 @pytest.mark.parametrize("key,value,needle", [("k", 5, "multiple of 2"), ("k", 0, "greater than or equal to 2"),
