@@ -118,10 +118,11 @@ class FatTree(Section):
     """k-ary three-tier fat-tree (Al-Fares et al., SIGCOMM 2008); docs/scenario.md."""
 
     kind: Literal["fat_tree"]
-    #: Switch radix: k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores.
-    k: Annotated[int, Field(ge=2, le=256, multiple_of=2)] = 4
+    #: Switch radix: k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores. At most
+    #: 32 (8,192 hosts): the per-destination route tables grow as k^5 (~0.7 GB at k = 32).
+    k: Annotated[int, Field(ge=2, le=32, multiple_of=2)] = 4
     #: Hosts under each edge switch (default k/2: full bisection; more oversubscribes).
-    hosts_per_edge: Optional[Annotated[int, Field(ge=1)]] = None
+    hosts_per_edge: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
     host_link_gbps: PosFloat = 10.0
     #: Default: host_link_gbps (Al-Fares' identical links: hosts_per_edge = k/2 is full
     #: bisection, more hosts oversubscribe the edge uplinks hosts_per_edge : k/2).

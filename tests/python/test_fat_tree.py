@@ -37,6 +37,7 @@ def test_resolve_defaults_and_tier_keys():
 
 
 @pytest.mark.parametrize("key,value,needle", [("k", 5, "multiple of 2"), ("k", 0, "greater than or equal to 2"),
+                                              ("k", 34, "less than or equal to 32"),
                                               ("hosts_per_edge", 0, "greater than or equal to 1"),
                                               ("bogus", 1, "unknown key 'bogus'")])
 def test_bad_keys_name_key_and_value(key, value, needle):

@@ -92,8 +92,11 @@ impl Topology {
                 Ok(star(hosts, link_bps, link_delay_ps))
             }
             TopologySpec::FatTree { k, hosts_per_edge, host_link_bps, edge_agg_link_bps, agg_core_link_bps, host_link_delay_ps, edge_agg_link_delay_ps, agg_core_link_delay_ps, ref ecmp_hash } => {
-                if k < 2 || k % 2 != 0 || k > 256 {
-                    return Err(format!("topology.k = {k}: a fat-tree needs an even k in 2..=256"));
+                if k < 2 || k % 2 != 0 || k > 32 {
+                    return Err(format!("topology.k = {k}: a fat-tree needs an even k in 2..=32 (its route tables grow as k^5: ~0.7 GB at k = 32)"));
+                }
+                if hosts_per_edge > 1024 {
+                    return Err(format!("topology.hosts_per_edge = {hosts_per_edge}: at most 1024"));
                 }
                 if hosts_per_edge == 0 {
                     return Err("topology.hosts_per_edge = 0: must be >= 1".into());
