@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import List, Optional
 
 from .errors import ScenarioError, SchemeError
-from .sweep import add_set_argument
 
 
 def _console():
@@ -224,8 +223,15 @@ def cmd_plot(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Sub-commands defined here; parsing one of them needs none of the toolkits' sub-commands.
+BUILTIN_COMMANDS = ("run", "show", "list", "sweep", "compare", "plot")
+
+
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The argument parser. ``command``: the sub-command about to be parsed; for a built-in
+    one the repro and analysis sub-commands are left out (importing them costs ~0.1 s)."""
     from . import __version__
+    from .sweep import add_set_argument
 
     p = argparse.ArgumentParser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
     p.add_argument("--version", action="version", version=f"sharebuf {__version__}")
@@ -276,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--logy", action="store_true")
     pl.add_argument("--out", help="output PNG (a PDF is written beside it; default: in DIR)")
     pl.set_defaults(func=cmd_plot)
+    if command in BUILTIN_COMMANDS:
+        return p
     from .repro.cli import register as register_repro
     from .tune import register as register_tune
 
@@ -292,7 +300,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:  # without building the parser, whose sub-commands import their toolkits
+        from . import __version__
+
+        print(f"sharebuf {__version__}")
+        return 0
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -115,7 +115,72 @@ class Star(Section):
         return dict(kind="star", hosts=self.hosts, link_bps=bps(self.link_gbps), link_delay_ps=us(self.link_delay_us))
 
 
-Topology = Annotated[Union[LeafSpine, Star], Field(discriminator="kind")]
+class FatTree(Section):
+    """k-ary three-tier fat-tree (Al-Fares et al., SIGCOMM 2008); docs/scenario.md."""
+
+    kind: Literal["fat_tree"]
+    #: Switch radix: k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores. At most
+    #: 32 (8,192 hosts): the per-destination route tables grow as k^5 (~0.7 GB at k = 32).
+    k: Annotated[int, Field(ge=2, le=32, multiple_of=2)] = 4
+    #: Hosts under each edge switch (default k/2: full bisection; more oversubscribes).
+    hosts_per_edge: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
+    host_link_gbps: PosFloat = 10.0
+    #: Default: host_link_gbps (Al-Fares' identical links: hosts_per_edge = k/2 is full
+    #: bisection, more hosts oversubscribe the edge uplinks hosts_per_edge : k/2).
+    edge_agg_link_gbps: Optional[PosFloat] = None
+    #: Default: edge_agg_link_gbps (an aggregation switch has k/2 links down and k/2 up).
+    agg_core_link_gbps: Optional[PosFloat] = None
+    #: Propagation delay of every link; the two fabric tiers may override it.
+    link_delay_us: NonNegFloat = 10.0
+    edge_agg_link_delay_us: Optional[NonNegFloat] = None
+    agg_core_link_delay_us: Optional[NonNegFloat] = None
+    ecmp_hash: Literal["salted", "same"] = "salted"
+
+    @property
+    def hpe(self) -> int:
+        return self.hosts_per_edge if self.hosts_per_edge is not None else self.k // 2
+
+    @property
+    def n_hosts(self) -> int:
+        return self.k * (self.k // 2) * self.hpe
+
+    @property
+    def leaves(self) -> int:
+        """Edge switches (the leaves of the tree)."""
+        return self.k * (self.k // 2)
+
+    def ea_gbps(self) -> float:
+        return self.edge_agg_link_gbps if self.edge_agg_link_gbps is not None else self.host_link_gbps
+
+    def ac_gbps(self) -> float:
+        return self.agg_core_link_gbps if self.agg_core_link_gbps is not None else self.ea_gbps()
+
+    def delays_us(self) -> tuple:
+        d = self.link_delay_us
+        ea = d if self.edge_agg_link_delay_us is None else self.edge_agg_link_delay_us
+        ac = d if self.agg_core_link_delay_us is None else self.agg_core_link_delay_us
+        return d, ea, ac
+
+    def leaf_port_gbps(self) -> float:
+        """An edge switch's port capacity (the buffer_kb_per_port_per_gbps basis, as a leaf's)."""
+        return self.hpe * self.host_link_gbps + (self.k // 2) * self.ea_gbps()
+
+    def uplink_gbps(self) -> float:
+        """Capacity of one edge switch's uplinks (load_definition = "uplink")."""
+        return (self.k // 2) * self.ea_gbps()
+
+    def max_base_rtt_us(self) -> float:
+        return 4 * sum(self.delays_us())
+
+    def engine(self) -> dict:
+        d, ea, ac = self.delays_us()
+        return dict(kind="fat_tree", k=self.k, hosts_per_edge=self.hpe, host_link_bps=bps(self.host_link_gbps),
+                    edge_agg_link_bps=bps(self.ea_gbps()), agg_core_link_bps=bps(self.ac_gbps()),
+                    host_link_delay_ps=us(d), edge_agg_link_delay_ps=us(ea), agg_core_link_delay_ps=us(ac),
+                    ecmp_hash=self.ecmp_hash)
+
+
+Topology = Annotated[Union[LeafSpine, FatTree, Star], Field(discriminator="kind")]
 
 
 # ----------------------------------------------------------------------------- switch
@@ -391,7 +456,7 @@ def _fmt_loc(loc: tuple) -> str:
         prev2 = loc[i - 2] if i > 1 else None
         # pydantic puts the discriminator tag of a union into the path: drop it
         is_tag = (prev == "topology") or (isinstance(prev, int) and prev2 == "workload")
-        if is_tag and part in ("leaf_spine", "star", "poisson", "incast", "flows", "cbr"):
+        if is_tag and part in ("leaf_spine", "fat_tree", "star", "poisson", "incast", "flows", "cbr"):
             continue
         if isinstance(part, int):
             out += f"[{part}]"
@@ -621,13 +686,15 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
             pts = read_cdf(w.cdf, base, f"{key}.cdf")
             mean = cdf_mean_bytes(pts)
             dest = w.destinations or ("inter_leaf" if isinstance(topo, LeafSpine) and topo.leaves > 1 else "all_to_all")
-            if dest == "inter_leaf" and not (isinstance(topo, LeafSpine) and topo.leaves > 1):
-                raise ScenarioError(f"{key}.destinations = 'inter_leaf': needs a leaf_spine topology with >= 2 leaves; allowed here: all_to_all")
+            if dest == "inter_leaf" and not (isinstance(topo, (LeafSpine, FatTree)) and topo.leaves > 1):
+                raise ScenarioError(f"{key}.destinations = 'inter_leaf': needs a leaf_spine topology with >= 2 leaves or a fat_tree; allowed here: all_to_all")
             if w.load_definition == "host":
                 rate = w.load * host_bps / (8 * mean)
+            elif isinstance(topo, FatTree):
+                rate = w.load * bps(topo.uplink_gbps()) / (8 * mean * topo.hpe)
             else:
                 if not isinstance(topo, LeafSpine):
-                    raise ScenarioError(f"{key}.load_definition = 'uplink': needs a leaf_spine topology; allowed here: host")
+                    raise ScenarioError(f"{key}.load_definition = 'uplink': needs a leaf_spine or fat_tree topology; allowed here: host")
                 uplink_bps = topo.spines * topo.links_per_leaf_spine * bps(topo.fabric_gbps())
                 rate = w.load * uplink_bps / (8 * mean * topo.servers_per_leaf)
             workloads.append(dict(kind="poisson", name=name, cdf=pts, rate_per_host_per_s=rate, destinations=dest,

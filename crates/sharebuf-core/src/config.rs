@@ -41,6 +41,19 @@ pub enum TopologySpec {
         #[serde(default = "salted")]
         ecmp_hash: String,
     },
+    /// k-ary three-tier fat-tree (topology.rs `fat_tree`).
+    FatTree {
+        k: u32,
+        hosts_per_edge: u32,
+        host_link_bps: u64,
+        edge_agg_link_bps: u64,
+        agg_core_link_bps: u64,
+        host_link_delay_ps: u64,
+        edge_agg_link_delay_ps: u64,
+        agg_core_link_delay_ps: u64,
+        #[serde(default = "salted")]
+        ecmp_hash: String,
+    },
     Star {
         hosts: u32,
         link_bps: u64,

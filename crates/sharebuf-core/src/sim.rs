@@ -774,17 +774,9 @@ impl Simulator {
 
     // ---------------------------------------------------------------- results
 
-    /// The links from host `src` to host `dst`: host link, fabric links (leaf-spine across
-    /// leaves), host link.
+    /// The links from host `src` to host `dst`, in order.
     fn path_hops(&self, src: u32, dst: u32) -> Vec<Hop> {
-        let t = &self.topo;
-        let host = Hop { rate_bps: t.host_rate_bps, delay_ps: t.link_delay_ps };
-        let fabric = Hop { rate_bps: t.fabric_rate_bps, delay_ps: t.link_delay_ps };
-        if t.path_links(src, dst) == 4 {
-            vec![host, fabric, fabric, host]
-        } else {
-            vec![host, host]
-        }
+        self.topo.path_hops(src, dst)
     }
 
     fn output(&mut self, wall_s: f64, hit_max: bool) -> RunOutput {

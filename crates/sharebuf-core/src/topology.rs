@@ -1,9 +1,17 @@
 //! Topology builders: which ports exist, what they connect, and the routes.
 //!
-//! Node ids: hosts are `0..H` (leaf-major: host h sits in leaf h / servers_per_leaf),
-//! switches are `H..H+S`. Port ids are global; port `h < H` is host h's NIC.
+//! Node ids: hosts are `0..H` (leaf-major: host h sits in leaf h / servers_per_leaf; on a
+//! fat-tree, edge switch h / hosts_per_edge), switches are `H..H+S`. Port ids are global;
+//! port `h < H` is host h's NIC.
+//!
+//! Every topology is a tree of link tiers: tier 0 is the host link, tier 1 the next one up
+//! (leaf-spine or edge-aggregation), tier 2 aggregation-core. A path between two hosts climbs
+//! to their lowest common ancestor tier by tier and comes down the same tiers, so its links,
+//! rates and delays follow from [`Topology::path_level`] and [`Topology::tiers`] alone.
 
 use crate::config::TopologySpec;
+use crate::engine::Time;
+use crate::metrics::Hop;
 
 #[derive(Clone, Debug)]
 pub struct PortDesc {
@@ -50,12 +58,14 @@ pub struct Topology {
     pub switch_ports: Vec<Vec<u32>>,
     pub routes: Vec<RouteTable>,
     pub host_rate_bps: u64,
-    /// Leaf-spine link rate (= host rate on a star).
-    pub fabric_rate_bps: u64,
-    pub link_delay_ps: u64,
+    /// Rate and propagation delay of each link tier, from the hosts up (see the module doc).
+    pub tiers: Vec<Hop>,
     /// Leaf (edge switch index) of each host.
     pub leaf_of_host: Vec<u32>,
     pub n_leaves: u32,
+    /// Leaves (edge switches) per pod: hosts of leaves `l / leaves_per_pod` alike meet below
+    /// tier 2 (= n_leaves on a leaf-spine or star, a single pod).
+    pub leaves_per_pod: u32,
     /// Capacity of one leaf's uplinks (0 on a star).
     pub leaf_uplink_bps: u64,
     /// Switch names for outputs ("leaf0", "spine1", "switch0").
@@ -72,11 +82,7 @@ impl Topology {
                     return Err("topology: leaves, spines, servers_per_leaf and links_per_leaf_spine must be >= 1".into());
                 }
                 let mut t = leaf_spine(leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps);
-                t.ecmp_same = match ecmp_hash.as_str() {
-                    "salted" => false,
-                    "same" => true,
-                    s => return Err(format!("topology.ecmp_hash = '{s}': allowed: salted, same")),
-                };
+                t.ecmp_same = parse_ecmp_hash(ecmp_hash)?;
                 Ok(t)
             }
             TopologySpec::Star { hosts, link_bps, link_delay_ps } => {
@@ -84,6 +90,21 @@ impl Topology {
                     return Err(format!("topology.hosts = {hosts}: a star needs at least 2 hosts"));
                 }
                 Ok(star(hosts, link_bps, link_delay_ps))
+            }
+            TopologySpec::FatTree { k, hosts_per_edge, host_link_bps, edge_agg_link_bps, agg_core_link_bps, host_link_delay_ps, edge_agg_link_delay_ps, agg_core_link_delay_ps, ref ecmp_hash } => {
+                if k < 2 || k % 2 != 0 || k > 32 {
+                    return Err(format!("topology.k = {k}: a fat-tree needs an even k in 2..=32 (its route tables grow as k^5: ~0.7 GB at k = 32)"));
+                }
+                if hosts_per_edge > 1024 {
+                    return Err(format!("topology.hosts_per_edge = {hosts_per_edge}: at most 1024"));
+                }
+                if hosts_per_edge == 0 {
+                    return Err("topology.hosts_per_edge = 0: must be >= 1".into());
+                }
+                let tiers = [(host_link_bps, host_link_delay_ps), (edge_agg_link_bps, edge_agg_link_delay_ps), (agg_core_link_bps, agg_core_link_delay_ps)];
+                let mut t = fat_tree(k, hosts_per_edge, tiers.map(|(rate_bps, delay_ps)| Hop { rate_bps, delay_ps }));
+                t.ecmp_same = parse_ecmp_hash(ecmp_hash)?;
+                Ok(t)
             }
         }
     }
@@ -102,30 +123,50 @@ impl Topology {
         if self.ecmp_same { 0 } else { s }
     }
 
-    /// Number of links on the path between two hosts.
-    pub fn path_links(&self, src: u32, dst: u32) -> u32 {
-        if self.n_leaves <= 1 || self.leaf_of_host[src as usize] == self.leaf_of_host[dst as usize] {
+    /// Link tiers the path between two hosts climbs (and descends): 1 under one leaf/edge
+    /// switch, 2 within a pod (or across leaves of a leaf-spine), 3 across fat-tree pods.
+    #[inline]
+    pub fn path_level(&self, src: u32, dst: u32) -> usize {
+        let (a, b) = (self.leaf_of_host[src as usize], self.leaf_of_host[dst as usize]);
+        if a == b {
+            1
+        } else if a / self.leaves_per_pod == b / self.leaves_per_pod {
             2
         } else {
-            4
+            3
         }
+    }
+
+    /// Number of links on the path between two hosts.
+    pub fn path_links(&self, src: u32, dst: u32) -> u32 {
+        2 * self.path_level(src, dst) as u32
+    }
+
+    /// The links from host `src` to host `dst` in order: up the tiers, then down them.
+    pub fn path_hops(&self, src: u32, dst: u32) -> Vec<Hop> {
+        let up = &self.tiers[..self.path_level(src, dst)];
+        up.iter().chain(up.iter().rev()).copied().collect()
     }
 
     /// Unloaded round trip of a `data_bytes` packet and its `ack_bytes` ACK: propagation and
     /// store-and-forward serialization on every link, no queueing.
-    pub fn unloaded_rtt_ps(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> u64 {
+    pub fn unloaded_rtt_ps(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> Time {
         use crate::engine::tx_time_ps;
-        let host = tx_time_ps(data_bytes, self.host_rate_bps) + tx_time_ps(ack_bytes, self.host_rate_bps);
-        let mut t = self.base_rtt_ps(src, dst) + 2 * host;
-        if self.path_links(src, dst) == 4 {
-            t += 2 * (tx_time_ps(data_bytes, self.fabric_rate_bps) + tx_time_ps(ack_bytes, self.fabric_rate_bps));
-        }
-        t
+        let up = &self.tiers[..self.path_level(src, dst)];
+        self.base_rtt_ps(src, dst) + 2 * up.iter().map(|h| tx_time_ps(data_bytes, h.rate_bps) + tx_time_ps(ack_bytes, h.rate_bps)).sum::<Time>()
     }
 
     /// Round-trip propagation delay between two hosts (the papers' base RTT).
-    pub fn base_rtt_ps(&self, src: u32, dst: u32) -> u64 {
-        2 * self.path_links(src, dst) as u64 * self.link_delay_ps
+    pub fn base_rtt_ps(&self, src: u32, dst: u32) -> Time {
+        4 * self.tiers[..self.path_level(src, dst)].iter().map(|h| h.delay_ps).sum::<Time>()
+    }
+}
+
+fn parse_ecmp_hash(s: &str) -> Result<bool, String> {
+    match s {
+        "salted" => Ok(false),
+        "same" => Ok(true),
+        s => Err(format!("topology.ecmp_hash = '{s}': allowed: salted, same")),
     }
 }
 
@@ -169,10 +210,10 @@ pub fn star(hosts: u32, link_bps: u64, delay: u64) -> Topology {
         switch_ports: vec![local],
         routes: vec![rt],
         host_rate_bps: link_bps,
-        fabric_rate_bps: link_bps,
-        link_delay_ps: delay,
+        tiers: vec![Hop { rate_bps: link_bps, delay_ps: delay }],
         leaf_of_host: vec![0; hosts as usize],
         n_leaves: 1,
+        leaves_per_pod: 1,
         leaf_uplink_bps: 0,
         switch_names: vec!["switch0".into()],
         ecmp_same: false,
@@ -250,11 +291,107 @@ pub fn leaf_spine(leaves: u32, spines: u32, spl: u32, links: u32, host_bps: u64,
         switch_ports,
         routes,
         host_rate_bps: host_bps,
-        fabric_rate_bps: fabric_bps,
-        link_delay_ps: delay,
+        tiers: vec![Hop { rate_bps: host_bps, delay_ps: delay }, Hop { rate_bps: fabric_bps, delay_ps: delay }],
         leaf_of_host: (0..h).map(|x| x / spl).collect(),
         n_leaves: leaves,
+        leaves_per_pod: leaves,
         leaf_uplink_bps: spines as u64 * links as u64 * fabric_bps,
+        switch_names: names,
+        ecmp_same: false,
+    }
+}
+
+/// A k-ary three-tier fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
+/// aggregation switches, (k/2)^2 core switches, `hpe` hosts per edge switch (k/2: full
+/// bisection; more oversubscribes the edge uplinks).
+///
+/// Switch indices: edge `p*k/2 + i` (pod p), then aggregation `k^2/2 + p*k/2 + j`, then core
+/// `k^2 + j*k/2 + m`; aggregation switch j of every pod connects to cores `j*k/2 .. (j+1)*k/2`.
+/// Local ports: edge: hosts `0..hpe`, then aggregation j at `hpe + j`; aggregation: edge i at
+/// `i`, then core m of its group at `k/2 + m`; core: pod p at `p`.
+/// Routing: up by ECMP (edge over its k/2 aggregation switches, aggregation over its k/2
+/// cores) until the common ancestor, then down on the one path there is.
+pub fn fat_tree(k: u32, hpe: u32, tiers: [Hop; 3]) -> Topology {
+    let half = k / 2;
+    let n_edge = k * half;
+    let h = n_edge * hpe;
+    let edge_node = |e: u32| h + e;
+    let agg_node = |a: u32| h + n_edge + a;
+    let core_node = |c: u32| h + 2 * n_edge + c;
+    let [host, ea, ac] = tiers;
+    let mut ports = Vec::new();
+    for x in 0..h {
+        host_link(&mut ports, x, edge_node(x / hpe), host.rate_bps, host.delay_ps);
+    }
+    let mut switch_ports = Vec::new();
+    let link = |ports: &mut Vec<PortDesc>, local: &mut Vec<u32>, owner: u32, peer: u32, tier: Hop| {
+        local.push(ports.len() as u32);
+        ports.push(PortDesc { owner, peer, rate_bps: tier.rate_bps, delay_ps: tier.delay_ps });
+    };
+    for e in 0..n_edge {
+        let (p, mut local) = (e / half, Vec::new());
+        for i in 0..hpe {
+            link(&mut ports, &mut local, edge_node(e), e * hpe + i, host);
+        }
+        for j in 0..half {
+            link(&mut ports, &mut local, edge_node(e), agg_node(p * half + j), ea);
+        }
+        switch_ports.push(local);
+    }
+    for a in 0..n_edge {
+        let (p, j, mut local) = (a / half, a % half, Vec::new());
+        for i in 0..half {
+            link(&mut ports, &mut local, agg_node(a), edge_node(p * half + i), ea);
+        }
+        for m in 0..half {
+            link(&mut ports, &mut local, agg_node(a), core_node(j * half + m), ac);
+        }
+        switch_ports.push(local);
+    }
+    for c in 0..half * half {
+        let (j, mut local) = (c / half, Vec::new());
+        for p in 0..k {
+            link(&mut ports, &mut local, core_node(c), agg_node(p * half + j), ac);
+        }
+        switch_ports.push(local);
+    }
+    // Route tables: one span per destination host.
+    let table = |route: &dyn Fn(u32) -> (u32, u32)| {
+        let mut rt = RouteTable::default();
+        for dst in 0..h {
+            let (first, count) = route(dst);
+            rt.span.push((rt.cands.len() as u32, count));
+            rt.cands.extend((first..first + count).map(|l| l as u16));
+        }
+        rt
+    };
+    let edge_of = |dst: u32| dst / hpe;
+    let mut routes = Vec::new();
+    for e in 0..n_edge {
+        routes.push(table(&|dst| if edge_of(dst) == e { (dst % hpe, 1) } else { (hpe, half) }));
+    }
+    for a in 0..n_edge {
+        let p = a / half;
+        routes.push(table(&|dst| if edge_of(dst) / half == p { (edge_of(dst) % half, 1) } else { (half, half) }));
+    }
+    for _ in 0..half * half {
+        routes.push(table(&|dst| (edge_of(dst) / half, 1)));
+    }
+    let mut names: Vec<String> = (0..n_edge).map(|e| format!("edge{e}")).collect();
+    names.extend((0..n_edge).map(|a| format!("agg{a}")));
+    names.extend((0..half * half).map(|c| format!("core{c}")));
+    Topology {
+        n_hosts: h,
+        n_switches: 2 * n_edge + half * half,
+        ports,
+        switch_ports,
+        routes,
+        host_rate_bps: host.rate_bps,
+        tiers: vec![host, ea, ac],
+        leaf_of_host: (0..h).map(edge_of).collect(),
+        n_leaves: n_edge,
+        leaves_per_pod: half,
+        leaf_uplink_bps: half as u64 * ea.rate_bps,
         switch_names: names,
         ecmp_same: false,
     }
