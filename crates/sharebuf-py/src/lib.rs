@@ -3,10 +3,51 @@
 //! Columns come back as raw little-endian byte buffers with a dtype tag, which the Python
 //! side wraps with `numpy.frombuffer` (no per-element conversion).
 
-use pyo3::exceptions::PyValueError;
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use sharebuf_core::RunOutput;
+
+create_exception!(_core, EngineInternalError, PyRuntimeError, "A panic inside the engine (a bug in sharebuf); the message is the panic's.");
+
+thread_local! {
+    /// Set while this thread runs the engine: its panics are caught and reported, not printed.
+    static IN_ENGINE: Cell<bool> = const { Cell::new(false) };
+    /// The message and location of the last engine panic on this thread.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Wrap the panic hook once: a panic inside `simulate` is recorded for the error message
+/// instead of printed (no Rust backtrace reaches the user; `SHAREBUF_DEBUG_BACKTRACE` set: printed too,
+/// so a developer can see where it came from; `RUST_BACKTRACE` alone is often set globally).
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let prev = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_ENGINE.with(|f| f.get()) {
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(no message)".into());
+                let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
+                if std::env::var_os("SHAREBUF_DEBUG_BACKTRACE").is_none() {
+                    return;
+                }
+            }
+            prev(info)
+        }));
+    });
+}
 
 fn raw<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: T is a plain integer type; the slice covers exactly the vector's elements.
@@ -123,14 +164,22 @@ fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> Py
                 }),
             }
         };
-        sharebuf_core::run_json(&spec_json, &mut cb)
+        install_panic_hook();
+        IN_ENGINE.with(|f| f.set(true));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| sharebuf_core::run_json(&spec_json, &mut cb)));
+        IN_ENGINE.with(|f| f.set(false));
+        r
     });
     if let Some(e) = cb_err {
         return Err(e);
     }
     match res {
-        Ok(o) => to_py(py, &o),
-        Err(msg) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(o)) => to_py(py, &o),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Err(_) => {
+            let msg = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "(no message)".into());
+            Err(EngineInternalError::new_err(format!("engine panicked: {msg}")))
+        }
     }
 }
 
@@ -149,6 +198,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add("EngineInternalError", m.py().get_type_bound::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
