@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import ScenarioError
+from .errors import ISSUE_TRACKER, InternalError, ScenarioError
 from .sweep import add_set_argument
 
 
@@ -286,20 +286,55 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C: temporary files are removed and finished runs kept."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+#: Environment variable: set, an unexpected Python exception shows its traceback (for developers).
+DEBUG_ENV = "SHAREBUF_DEBUG_TRACEBACK"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    """Exit codes: 0 done; 2 a bad input (one ``error:`` line, nothing written); 3 an internal
+    error (one ``internal error:`` line, nothing written); 130 interrupted (Ctrl-C, SIGTERM)."""
+    import os
+    import signal
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        old = None
+    try:
         return int(args.func(args) or 0)
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except InternalError as e:
+        print(f"internal error: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt as e:
-        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
+        what = "terminated" if isinstance(e, Terminated) or isinstance(e.__context__, Terminated) else "interrupted"
+        print(f"{what}: {e}" if str(e) else what, file=sys.stderr)
         return 130
+    except Exception as e:  # a bug in sharebuf itself: one line, unless a developer asks for the traceback
+        if os.environ.get(DEBUG_ENV):
+            raise
+        cmd = " ".join(["sharebuf", *(sys.argv[1:] if argv is None else argv)])
+        print(f"internal error: {type(e).__name__}: {e} (running `{cmd}`). This is a bug in sharebuf: please report it on "
+              f"{ISSUE_TRACKER} with this message and the scenario file ({DEBUG_ENV}=1 shows the traceback)", file=sys.stderr)
+        return 3
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .errors import ScenarioError, did_you_mean
 
@@ -57,6 +57,12 @@ def _not_bool(v: Any) -> Any:
 
 
 NotBool = BeforeValidator(_not_bool)
+
+
+def _u64(v: int) -> int:
+    if v >= 2**64:
+        raise ValueError("above the largest seed; allowed: 0 .. 18446744073709551615 (2^64 - 1)")
+    return v
 PosFloat = Annotated[float, NotBool, Field(gt=0)]
 NonNegFloat = Annotated[float, NotBool, Field(ge=0)]
 Priority = Annotated[int, NotBool, Field(ge=0, le=7)]
@@ -267,6 +273,9 @@ class CbrEntry(Section):
     stop_ms: NonNegFloat
     priority: Optional[Priority] = None
     packet_bytes: Optional[Annotated[int, NotBool, Field(ge=1, le=65000)]] = None
+    #: A rate above the sender's host link is refused unless this is true: then the excess
+    #: waits in the sender's NIC queue (a deliberate NIC backlog; unbounded with nic_qdisc = "fifo").
+    above_link_rate: bool = False
 
 
 class CbrWorkload(Section):
@@ -359,7 +368,7 @@ def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
 class Scenario(Section):
     #: A named compatibility profile ("ns3dc"), or "none" (sharebuf's defaults).
     profile: Optional[Literal["none", "ns3dc"]] = None
-    seed: Annotated[int, NotBool, Field(ge=0, le=2**64 - 1)] = 1
+    seed: Annotated[int, NotBool, Field(ge=0), AfterValidator(_u64)] = 1
     #: Hard stop: the run ends here; unfinished flows are reported unfinished.
     max_ms: PosFloat = 100.0
     #: Workloads create no flow at or after this time (default: max_ms).
@@ -816,9 +825,10 @@ def resolve(sc: Scenario, base: Path) -> dict:
                     raise ScenarioError(f"{key}.flows[{j}]: src = dst = {f.src}; allowed: two different hosts")
                 if f.stop_ms < f.start_ms:
                     raise ScenarioError(f"{key}.flows[{j}].stop_ms = {f.stop_ms}: before start_ms = {f.start_ms}; allowed: >= start_ms")
-                if bps(f.rate_gbps) > host_bps:
+                if bps(f.rate_gbps) > host_bps and not f.above_link_rate:
                     raise ScenarioError(f"{key}.flows[{j}].rate_gbps = {f.rate_gbps}: above the host link ({topo.host_link_gbps} Gbps); "
-                                        f"allowed: 0 < rate_gbps <= {topo.host_link_gbps}")
+                                        f"allowed: 0 < rate_gbps <= {topo.host_link_gbps} "
+                                        f"(or above_link_rate = true: the excess queues in the sender's NIC)")
                 flows.append(dict(src=f.src, dst=f.dst, rate_bps=bps(f.rate_gbps), start_ps=ms(f.start_ms), stop_ps=ms(f.stop_ms),
                                   priority=w.priority if f.priority is None else f.priority,
                                   packet_bytes=f.packet_bytes or (t.mss_bytes + t.header_bytes)))
@@ -834,7 +844,10 @@ def resolve(sc: Scenario, base: Path) -> dict:
         nic_k = min(ecn) if ecn else None
     elif nic_k == "none":
         nic_k = None
-    return dict(
+    if ms(sc.max_ms) > U64_MAX or ms(arrivals_ms) > U64_MAX:
+        key, v = ("max_ms", sc.max_ms) if ms(sc.max_ms) > U64_MAX else ("arrivals_until_ms", arrivals_ms)
+        raise ScenarioError(f"{key} = {show_value(v)}: beyond the engine's clock (64-bit picoseconds); allowed: <= {U64_MAX / PS_PER_MS:,.0f} ms")
+    spec = dict(
         seed=sc.seed,
         max_ps=ms(sc.max_ms),
         arrivals_until_ps=ms(arrivals_ms),
@@ -852,6 +865,35 @@ def resolve(sc: Scenario, base: Path) -> dict:
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )
+    bad = _out_of_u64(spec)
+    if bad:
+        raise ScenarioError(f"{bad[0]} = {bad[1]} (engine spec): outside the engine's 64-bit range; allowed: 0 .. {U64_MAX} "
+                            f"(picoseconds, bits/s or bytes); check the scenario key it comes from")
+    return spec
+
+
+U64_MAX = 2**64 - 1
+
+
+def _out_of_u64(o: Any, path: str = "") -> Optional[tuple]:
+    """The first integer of the engine spec outside 0 .. 2^64-1 (path, value), or None. Seeds,
+    times in ps, rates in bit/s and sizes in bytes are all unsigned 64-bit in the engine;
+    query ids are the one signed field."""
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("params", "cc_params"):  # free-form scheme / transport parameters: checked by the engine
+                continue
+            r = _out_of_u64(v, f"{path}.{k}" if path else k)
+            if r:
+                return r
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            r = _out_of_u64(v, f"{path}[{i}]")
+            if r:
+                return r
+    elif isinstance(o, int) and not isinstance(o, bool) and (o > U64_MAX or (o < 0 and not path.endswith("query"))):
+        return path, o
+    return None
 
 
 def check_finite(params: Dict[str, Any], section: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 from .config import engine_spec_json, load_scenario, resolve
-from .errors import ScenarioError
+from .errors import ISSUE_TRACKER, InternalError, ScenarioError
 from .results import Results
 
 #: Show a progress bar when the simulated horizon exceeds this many seconds.
@@ -45,6 +45,9 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         sc.seed = seed
     provenance.check_recorded(sc.recorded, warn=lambda m: print(m, file=sys.stderr))
     spec = resolve(sc, base)
+    from .memory import check_memory
+
+    check_memory(spec, f"scenario '{name}'")  # before the engine allocates anything
     spec_json = engine_spec_json(spec)
     horizon_s = spec["max_ps"] * 1e-12
     show = progress if progress is not None else (not quiet and sys.stderr.isatty() and horizon_s >= PROGRESS_MIN_SIM_S)
@@ -63,6 +66,8 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
                 raw = _core.simulate(spec_json, cb)
         else:
             raw = _core.simulate(spec_json, None)
+    except _core.EngineInternalError as e:
+        raise InternalError(_internal_message(str(e), name, sc.seed, provenance.resolved_scenario(sc, base, name))) from None
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)
@@ -78,3 +83,20 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     if out is not None:
         res.write(out)
     return res
+
+
+def _internal_message(panic: str, name: str, seed: int, scenario: dict) -> str:
+    """The one line a user sees for an engine panic: which scenario, what, how to report it.
+    The scenario as resolved is saved outside ``--out`` (nothing is written there) to attach."""
+    import tempfile
+
+    from .provenance import to_toml
+
+    try:
+        d = Path(tempfile.mkdtemp(prefix="sharebuf-internal-error-"))
+        (d / "scenario.toml").write_text(to_toml(scenario))
+        attach = f"attaching {d / 'scenario.toml'} (the scenario as resolved)"
+    except OSError:
+        attach = "attaching the scenario file"
+    return (f"the engine failed running scenario '{name}' (seed {seed}): {panic}. This is a bug in sharebuf, not in the "
+            f"scenario: please report it on {ISSUE_TRACKER}, {attach} and this message")

@@ -225,6 +225,15 @@ class RunResults(dict):
         self.ran: Dict[str, bool] = {}
 
 
+def _check_memory(uniq: Dict[str, dict], label: str) -> None:
+    """Refuse, before anything runs, a point too large for this machine's memory."""
+    from .memory import available_memory_bytes, check_memory
+
+    limit = available_memory_bytes()
+    for d in uniq.values():
+        check_memory(resolve(parse_scenario(d), Path.cwd()), f"{label} point '{d.get('name', 'scenario')}' seed {d.get('seed')}", limit=limit)
+
+
 def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional[int] = None, use_ray: bool = False,
              ray_address: Optional[str] = None, progress: bool = False, label: str = "sweep") -> RunResults:
     """Run each (key, scenario dict) into ``out_path/run-<key>/`` (content-addressed: a run whose
@@ -237,6 +246,7 @@ def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional
         uniq.setdefault(k, d)
     keys = list(uniq)
     dirs = {k: (str(out_path / f"run-{k}") if out_path else None) for k in keys}
+    _check_memory(uniq, label)
     if out_path is not None and out_path.is_dir():
         for p in out_path.glob(".run-*.partial-*"):  # left by a killed worker: never complete
             shutil.rmtree(p, ignore_errors=True)
