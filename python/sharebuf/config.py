@@ -820,7 +820,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
             for j, f in enumerate(w.flows):
                 for side in ("src", "dst"):
                     if getattr(f, side) >= n_hosts:
-                        raise ScenarioError(f"{key}.flows[{j}].{side} = {getattr(f, side)}: no such host; hosts are 0..{n_hosts - 1}")
+                        raise ScenarioError(f"{key}.flows[{j}].{side} = {getattr(f, side)}: no such host; allowed: 0..{n_hosts - 1}")
                 if f.src == f.dst:
                     raise ScenarioError(f"{key}.flows[{j}]: src = dst = {f.src}; allowed: two different hosts")
                 if f.stop_ms < f.start_ms:
@@ -837,7 +837,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
         for attr in ("sources", "requesters"):
             for h in getattr(w, attr, None) or []:
                 if h >= n_hosts:
-                    raise ScenarioError(f"workload[{i}].{attr}: host {h} does not exist; hosts are 0..{n_hosts - 1}")
+                    raise ScenarioError(f"workload[{i}].{attr}: host {h} does not exist; allowed: 0..{n_hosts - 1}")
     min_rto = us(t.min_rto_us)
     nic_k = sc.host.nic_ecn_k_bytes
     if nic_k == "switch":

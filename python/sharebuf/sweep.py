@@ -196,10 +196,13 @@ def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]],
 
 def run_key(scenario: dict) -> str:
     """Content address of a run: a hash of its resolved engine spec (and the sharebuf version)."""
+    return _spec_key(resolve(parse_scenario(scenario), Path.cwd()))
+
+
+def _spec_key(spec: dict) -> str:
     from . import __version__
 
-    spec = engine_spec_json(resolve(parse_scenario(scenario), Path.cwd()))
-    return hashlib.sha256(f"{__version__}\n{spec}".encode()).hexdigest()[:12]
+    return hashlib.sha256(f"{__version__}\n{engine_spec_json(spec)}".encode()).hexdigest()[:12]
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -230,8 +233,9 @@ def _check_memory(uniq: Dict[str, dict], label: str) -> None:
     from .memory import available_memory_bytes, check_memory
 
     limit = available_memory_bytes()
-    for d in uniq.values():
-        check_memory(resolve(parse_scenario(d), Path.cwd()), f"{label} point '{d.get('name', 'scenario')}' seed {d.get('seed')}", limit=limit)
+    for k, d in uniq.items():
+        check_memory(resolve(parse_scenario(d), Path.cwd()), f"{label} run-{k} (scenario '{d.get('name', 'scenario')}', seed {d.get('seed')})",
+                     limit=limit)
 
 
 def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional[int] = None, use_ray: bool = False,
@@ -324,10 +328,15 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
     """
     import pandas as pd
 
+    from .memory import available_memory_bytes, check_memory
+
     planned = plan(scenario, grid, seeds)
     runs, keys, seen = [], [], set()
+    limit = available_memory_bytes()
     for params, d in planned:  # the same resolved run twice (e.g. a repeated value) runs once
-        k = run_key(d)
+        spec = resolve(parse_scenario(d), Path.cwd())
+        check_memory(spec, f"sweep point {params}", limit=limit)  # every point before anything runs
+        k = _spec_key(spec)
         if k not in seen:
             seen.add(k)
             runs.append((params, d))
