@@ -26,7 +26,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -252,8 +251,9 @@ def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional
     dirs = {k: (str(out_path / f"run-{k}") if out_path else None) for k in keys}
     _check_memory(uniq, label)
     if out_path is not None and out_path.is_dir():
-        for p in out_path.glob(".run-*.partial-*"):  # left by a killed worker: never complete
-            shutil.rmtree(p, ignore_errors=True)
+        from .results import remove_stale_partials
+
+        remove_stale_partials(out_path, "run-*")  # left by a killed worker: never complete
         for k in keys:
             f = Path(dirs[k]) / "summary.json"
             if f.is_file():
