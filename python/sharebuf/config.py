@@ -365,6 +365,14 @@ def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
     return d
 
 
+class Recorded(Section):
+    """``[recorded]``: what made a run's scenario.toml (provenance.resolved_scenario)."""
+
+    sharebuf_version: Optional[str] = None
+    #: Input file (absolute path) -> its sha256 when recorded.
+    inputs: Dict[str, str] = Field(default_factory=dict)
+
+
 class Scenario(Section):
     #: A named compatibility profile ("ns3dc"), or "none" (sharebuf's defaults).
     profile: Optional[Literal["none", "ns3dc"]] = None
@@ -382,7 +390,7 @@ class Scenario(Section):
     workload: List[Workload] = Field(default_factory=list)
     output: OutputSection = Field(default_factory=OutputSection)
     #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.
-    recorded: Optional[Dict[str, Any]] = None
+    recorded: Optional[Recorded] = None
     #: Settings the profile made (dotted key -> value), for the run's summary.
     _profile_set: Dict[str, Any] = PrivateAttr(default_factory=dict)
 

@@ -43,7 +43,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     sc, base, name = load_scenario(scenario, profile)
     if seed is not None:
         sc.seed = seed
-    provenance.check_recorded(sc.recorded, warn=lambda m: print(m, file=sys.stderr))
+    provenance.check_recorded(sc.recorded.model_dump() if sc.recorded else None, warn=lambda m: print(m, file=sys.stderr))
     spec = resolve(sc, base)
     from .memory import check_memory
 

@@ -362,7 +362,12 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
 
 
 def _fname(y: str, x: str) -> str:
-    clean = lambda t: re.sub(r"[^A-Za-z0-9._-]+", "_", t).strip("_")  # noqa: E731
+    """A plot's file name from two column names: only [A-Za-z0-9._-], no leading dot, and at most
+    ~150 characters (a long name is cut and made unique by a hash), so it stays in its directory."""
+    def clean(t: str) -> str:
+        c = re.sub(r"[^A-Za-z0-9._-]+", "_", str(t)).strip("_.") or "_"
+        return c if len(c) <= 64 else c[:52] + "-" + hashlib.sha256(str(t).encode()).hexdigest()[:10]
+
     return f"{clean(y)}-vs-{clean(x)}.png"
 
 

@@ -154,7 +154,15 @@ fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>) -> Py
     let res = py.allow_threads(|| {
         let mut cb = |now: u64, events: u64| -> bool {
             match &progress {
-                None => true,
+                // No callback: still let Python's signal handlers run (Ctrl-C, SIGTERM stop the
+                // run within 2^18 events instead of at its end).
+                None => Python::with_gil(|py| match py.check_signals() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        cb_err = Some(e);
+                        false
+                    }
+                }),
                 Some(f) => Python::with_gil(|py| match f.call1(py, (now as f64 * 1e-12, events)) {
                     Ok(v) => v.is_truthy(py).unwrap_or(true),
                     Err(e) => {
