@@ -74,8 +74,9 @@ def _counts(spec: dict) -> dict:
     # Samples go on while the network is busy: until the arrivals end plus a drain allowance.
     horizon_s = min(spec["max_ps"] * 1e-12, arrivals_s + SAMPLE_DRAIN_S)
     pkt = t["mss_bytes"] + t["header_bytes"]
+    host_bps = topo["link_bps"] if topo["kind"] == "star" else topo["host_link_bps"]
     flows = queries = 0.0
-    offered_bytes = 0.0
+    offered_bytes = nic_backlog_pkts = 0.0
     for w in spec["workloads"]:
         span_s = max(0.0, arrivals_s - w.get("start_ps", 0) * 1e-12)
         if w["kind"] == "poisson":
@@ -93,10 +94,15 @@ def _counts(spec: dict) -> dict:
             offered_bytes += sum(f["size_bytes"] for f in w["flows"])
         elif w["kind"] == "cbr":
             flows += len(w["flows"])
-            offered_bytes += sum(f["rate_bps"] / 8 * max(0, min(f["stop_ps"], spec["max_ps"]) - f["start_ps"]) * 1e-12 for f in w["flows"])
+            for f in w["flows"]:
+                dur_s = max(0, min(f["stop_ps"], spec["max_ps"]) - f["start_ps"]) * 1e-12
+                offered_bytes += f["rate_bps"] / 8 * dur_s
+                # above_link_rate: the excess waits in the sender's NIC queue
+                nic_backlog_pkts += max(0, f["rate_bps"] - host_bps) / 8 * dur_s / f["packet_bytes"]
     # Packets in flight: what the switch buffers and device queues hold, plus a window per host
-    # (NIC queue and wire), never more than the workloads offer (in packets, ACKs included).
-    held = switches * sw["buffer_bytes"] / pkt + switch_ports * sw["device_queue_packets"] + hosts * (t["init_cwnd_packets"] * 4 + spec["host"]["device_queue_packets"])
+    # (NIC queue and wire) and the NIC backlog of constant-rate flows faster than their link,
+    # never more than the workloads offer (in packets, ACKs included).
+    held = nic_backlog_pkts + switches * sw["buffer_bytes"] / pkt + switch_ports * sw["device_queue_packets"] + hosts * (t["init_cwnd_packets"] * 4 + spec["host"]["device_queue_packets"])
     in_flight = min(held, 2 * offered_bytes / pkt + 2 * flows)
     bsample = spec["output"]["buffer_sample_ps"]
     qsample = spec["output"]["queue_sample_ps"]
