@@ -69,7 +69,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     except _core.EngineInternalError as e:
         raise InternalError(_internal_message(str(e), name, sc.seed, provenance.resolved_scenario(sc, base, name))) from None
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError(_with_suggestion(str(e))) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)
     res.spec = spec
     res.scenario = provenance.resolved_scenario(sc, base, name)
@@ -100,3 +100,17 @@ def _internal_message(panic: str, name: str, seed: int, scenario: dict) -> str:
         attach = "attaching the scenario file"
     return (f"the engine failed running scenario '{name}' (seed {seed}): {panic}. This is a bug in sharebuf, not in the "
             f"scenario: please report it on {ISSUE_TRACKER}, {attach} and this message")
+
+
+def _with_suggestion(msg: str) -> str:
+    """The engine's "KEY: unknown parameter for 'S'; allowed: a, b" with a "did you mean"."""
+    import re
+
+    from .errors import did_you_mean
+
+    m = re.match(r"^(\S+?)\.(\w+): unknown parameter for '[^']*'; allowed: (.*)$", msg)
+    if m and "did you mean" not in msg:
+        hint = did_you_mean(m.group(2), [a.strip() for a in m.group(3).split(",")])
+        if hint:
+            return msg.replace("; allowed: ", f"{hint}; allowed: ", 1)
+    return msg

@@ -82,7 +82,7 @@ CASES = [
     Case("key-scheme", "an unknown scheme", RUN, sc(tail='[switch.bm]\nscheme = "abn"\n'), {}, None,
          "switch.bm.scheme = 'abn': unknown scheme (did you mean 'fab'?); allowed: cs, cp, dt, fab, ib, fb, fba, abm, abm_approx, cbm, bshare"),
     Case("key-scheme-param", "an unknown scheme parameter", RUN, sc(tail='[switch.bm]\nscheme = "dt"\nalpah = 1\n'), {}, None,
-         "switch.bm.alpah: unknown parameter for 'dt'; allowed: alpha"),
+         "switch.bm.alpah: unknown parameter for 'dt' (did you mean 'alpha'?); allowed: alpha"),
     Case("key-cc", "an unknown congestion control", RUN, sc(tail='[transport]\ncc = "cubik"\n'), {}, None,
          "transport.cc = 'cubik': unknown congestion control (did you mean 'cubic'?); allowed: newreno, dctcp, cubic, timely, powertcp, theta_powertcp, hpcc"),
     Case("key-cc-param-nan", "nan in a congestion-control parameter", RUN, sc(tail='[transport]\ncc = "dctcp"\ncc_params = { g = nan }\n'), {}, None,

@@ -83,3 +83,21 @@ def test_an_unknown_fault_value_changes_nothing(tmp_path):
     r = _cli(tmp_path, "nothing", "run", "s.toml", "--out", "out", "--quiet")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / "summary.json").is_file()
+
+
+def test_an_unexpected_python_exception_is_one_line_exit_3(monkeypatch, capsys, tmp_path):
+    """A bug outside the engine (here: a command that raises) is one `internal error:` line and
+    exit code 3 too; SHAREBUF_DEBUG_TRACEBACK=1 shows the traceback instead."""
+    import sharebuf.cli as cli
+
+    def broken(args):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    monkeypatch.delenv("SHAREBUF_DEBUG_TRACEBACK", raising=False)
+    assert cli.main(["list"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("internal error: KeyError: 'boom' (running `sharebuf list`). This is a bug in sharebuf")
+    monkeypatch.setenv("SHAREBUF_DEBUG_TRACEBACK", "1")
+    with pytest.raises(KeyError):
+        cli.main(["list"])
