@@ -222,10 +222,23 @@ def cmd_plot(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Command-line mistakes are one ``error:`` line (exit 2) too, with where to look."""
+
+    def error(self, message):
+        sys.stderr.write(f"error: {message} (see: {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def _check_jobs(args) -> None:
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise ScenarioError(f"--jobs {args.jobs}: allowed: an integer >= 1 (default: all cores)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    p = argparse.ArgumentParser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
+    p = _Parser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
     p.add_argument("--version", action="version", version=f"sharebuf {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     r = sub.add_parser("run", help="run a scenario (TOML file or bundled name; default: the bundled 'default')")
@@ -314,6 +327,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ValueError:  # not the main thread
         old = None
     try:
+        _check_jobs(args)
         return int(args.func(args) or 0)
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -329,7 +343,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if os.environ.get(DEBUG_ENV):
             raise
         cmd = " ".join(["sharebuf", *(sys.argv[1:] if argv is None else argv)])
-        print(f"internal error: {type(e).__name__}: {e} (running `{cmd}`). This is a bug in sharebuf: please report it on "
+        what = " ".join(str(e).split())  # one line
+        print(f"internal error: {type(e).__name__}: {what} (running `{cmd}`). This is a bug in sharebuf: please report it on "
               f"{ISSUE_TRACKER} with this message and the scenario file ({DEBUG_ENV}=1 shows the traceback)", file=sys.stderr)
         return 3
     finally:

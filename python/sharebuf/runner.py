@@ -42,7 +42,14 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         scenario = scenario_dict(scenario, sets)
     sc, base, name = load_scenario(scenario, profile)
     if seed is not None:
-        sc.seed = seed
+        from pydantic import ValidationError
+
+        from .config import format_validation_error
+
+        try:
+            sc.seed = seed
+        except ValidationError as e:
+            raise ScenarioError(f"seed override: {format_validation_error(e)}") from None
     provenance.check_recorded(sc.recorded.model_dump() if sc.recorded else None, warn=lambda m: print(m, file=sys.stderr))
     spec = resolve(sc, base)
     from .memory import check_memory

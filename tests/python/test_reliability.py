@@ -182,6 +182,16 @@ CASES = [
          "sweep point {'switch.bufer_bytes': 1} seed 1: switch: unknown key 'bufer_bytes' (did you mean 'buffer_bytes'?); allowed: bm, buffer_accounting, buffer_bytes, buffer_kb_per_port_per_gbps, device_queue_packets, drr_quantum_bytes, drr_weights, ecn_k_bytes, queues_per_port, scheduler"),
     Case("sweep-memory", "sweep: one point too large", ["sweep", "s.toml", "--grid", "topology.hosts=4,100000000", "--out", "out", "--jobs", "1", "--quiet"], sc(), {}, LIMIT_8GB,
          "sweep point {'topology.hosts': 100000000, 'seed': 1}: needs about 44.5 GiB of memory (estimate: 100,000,000 hosts, 100,000,000 switch ports, 0 flows expected from load x horizon, 0 packets in flight, 20 sample rows); the limit is 7.5 GiB (available memory, or $SHAREBUF_MEMORY_LIMIT_BYTES); allowed: a smaller topology, a shorter max_ms / arrivals_until_ms, a lower load, or coarser output sampling"),
+    Case("cli-seed", "--seed below 0", ["run", "s.toml", "--out", "out", "--seed", "-1"], sc(), {}, None,
+         "seed override: seed = -1: Input should be greater than or equal to 0"),
+    Case("cli-int", "--seed not an integer", ["run", "s.toml", "--out", "out", "--seed", "abc"], sc(), {}, None,
+         "argument --seed: invalid int value: 'abc' (see: sharebuf run --help)"),
+    Case("cli-option", "an unknown option", ["run", "s.toml", "--out", "out", "--sed", "1"], sc(), {}, None,
+         "unrecognized arguments: --sed 1 (see: sharebuf --help)"),
+    Case("cli-jobs", "--jobs below 1", ["sweep", "s.toml", "--seeds", "1,2", "--jobs", "-1", "--out", "out"], sc(), {}, None,
+         "--jobs -1: allowed: an integer >= 1 (default: all cores)"),
+    Case("cli-scale", "repro: an unknown --scale", ["repro", "abm-fig7", "--scale", "huge", "--out", "out"], None, {}, None,
+         "argument --scale: invalid choice: 'huge' (choose from 'tiny', 'quick', 'full') (see: sharebuf repro --help)"),
     Case("repro-id", "repro: an unknown figure id", ["repro", "abm-fig77", "--out", "out"], None, {}, None,
          "repro: figure id 'abm-fig77' is not known; `sharebuf repro list` lists 26: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5"),
     Case("repro-path-id", "repro: a path as figure id", ["repro", "../../etc/passwd", "--out", "out"], None, {}, None,
@@ -206,7 +216,10 @@ def test_malformed_input_is_refused(case, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     for k, v in (case.env or {}).items():
         monkeypatch.setenv(k, v)
-    rc = main(list(case.argv))
+    try:
+        rc = main(list(case.argv))
+    except SystemExit as e:  # argparse's own errors
+        rc = e.code
     err = capsys.readouterr().err
     assert (rc, err) == (2, f"error: {case.message}\n")
     assert _listing(tmp_path) == before, "nothing may be written"
