@@ -18,8 +18,13 @@ leaf-spine 2 leaves x 500,000 servers         679 MB       with the star: 454 B 
                                                            23 B per route entry (hosts x switches)
 leaf-spine 16 leaves x 50,000 servers         834 MB       check: the model gives 825 MB (-1 %)
 star, 1,000,000 hosts, 8 queues per port      835 MB       32 B per extra switch queue
-star, 16 hosts, 200,784 / 800,098 flows       251 / 506 MB 424 B per flow (engine state and the
-(1 kB flows, generated, none started)                      output tables); the model gives 219 / 473 MB
+star, 300,000 / 600,000 hosts                 238 / 398 MB per host 348 / 440 B (vectors grow by
+                                                           doubling): the model errs high there
+leaf-spine 4 leaves x 150,000 servers         468 MB       check: the model gives 489 MB (+4 %)
+star, 16 hosts, 200,784 / 800,098 flows       251 / 506 MB 424 B per flow between the two, 585 B
+(1 kB flows, generated, none started)                      from the base: 480 B per flow (engine
+                                                           state and output tables); the model
+                                                           gives 230 / 518 MB (-8 % / +2 %)
 bundled ``default`` (2,237 flows, samples)    170 MB       check: the model gives 193 MB (+13 %)
 ============================================  ===========  ==========================================
 
@@ -43,7 +48,7 @@ BASE_BYTES = 134_000_000
 HOST_BYTES = 454
 ROUTE_ENTRY_BYTES = 23
 QUEUE_BYTES = 32
-FLOW_BYTES = 424
+FLOW_BYTES = 480
 QUERY_BYTES = 100
 PACKET_BYTES = 128      # 48 B packet + pool free list + queue slot, x2 for vector growth
 BUFFER_SAMPLE_BYTES = 80   # 18 B per row in the engine, x2 growth, copies to numpy/Arrow

@@ -43,21 +43,36 @@ def measure(tmp_path, sc):
     return json.loads(r.stdout)
 
 
-def test_estimate_tracks_measured_peak_rss_many_flows(tmp_path):
+BASE = dict(max_ms=1, topology=dict(kind="star", hosts=2), switch=dict(buffer_bytes=1_000_000))
+
+
+@pytest.fixture(scope="module")
+def base_rss(tmp_path_factory):
+    """Peak RSS of a trivial run in this environment (the interpreter and libraries: ~134 MB
+    where memory.py was calibrated; it varies a little with the environment, so the tests
+    compare what a run adds above it)."""
+    return measure(tmp_path_factory.mktemp("base"), BASE)["rss"]
+
+
+def test_estimate_tracks_measured_peak_rss_many_flows(tmp_path, base_rss):
     """200,000 flows generated (none started: max_ms is 1 us): the generated count is the
-    Poisson draw of the expected 200,000 (sd 447: 1 %), and the estimate is within 25 % of the
-    measured peak RSS (the calibration in memory.py gave -13 %)."""
+    Poisson draw of the expected 200,000 (sd 447: 1 %), and what the estimate adds for them is
+    within 25 % of what they add to the measured peak RSS (calibration: -18 %)."""
     sc = poisson_1kb(tmp_path)
     m = measure(tmp_path, sc)
     assert m["flows"] == pytest.approx(200_000, rel=0.01)
-    assert estimate_memory_bytes(sc) == pytest.approx(m["rss"], rel=0.25)
+    assert estimate_memory_bytes(sc) - estimate_memory_bytes(BASE) == pytest.approx(m["rss"] - base_rss, rel=0.25)
 
 
-def test_estimate_tracks_measured_peak_rss_many_hosts(tmp_path):
-    """A star of 300,000 hosts: ~140 MB above the interpreter's ~134 MB; within 25 %."""
-    sc = dict(max_ms=1, topology=dict(kind="star", hosts=300_000), switch=dict(buffer_bytes=1_000_000))
+def test_estimate_tracks_measured_peak_rss_many_hosts(tmp_path, base_rss):
+    """A leaf-spine of 4 leaves x 150,000 servers (not a calibration point: 600,000 hosts, 6
+    switches, 3.6 M route entries) adds ~334 MB above the base; the estimate's 355 MB is within
+    25 %. (Per host, memory is not quite linear: vectors grow by doubling, so a star of
+    300,000 hosts measures 348 B per host and one of 1,000,000 measures 477: the estimate errs
+    high below its calibration points.)"""
+    sc = dict(max_ms=1, topology=dict(kind="leaf_spine", leaves=4, servers_per_leaf=150_000), switch=dict(buffer_bytes=1_000_000))
     m = measure(tmp_path, sc)
-    assert estimate_memory_bytes(sc) == pytest.approx(m["rss"], rel=0.25)
+    assert estimate_memory_bytes(sc) - estimate_memory_bytes(BASE) == pytest.approx(m["rss"] - base_rss, rel=0.25)
 
 
 def test_refusal_names_estimate_and_limit(tmp_path):
