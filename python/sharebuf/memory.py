@@ -5,7 +5,7 @@ being killed half-way.
 The estimate is a sum of counts times bytes per item. Counts come from the resolved engine spec
 (hosts, switch ports and queues, route entries, the expected number of flows from load x
 horizon, packets in flight, periodic samples); the bytes per item were calibrated against the
-measured peak RSS (``ru_maxrss`` of a child process running ``sharebuf.run(..., out=DIR)``,
+measured peak RSS (``ru_maxrss`` of a child process of a small parent, running ``sharebuf.run(..., out=DIR)``,
 release build, CPython 3.11, x86-64 Linux) of runs that vary one count at a time:
 
 ============================================  ===========  ==========================================
