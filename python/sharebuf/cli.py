@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import ScenarioError, SchemeError
+from .errors import ISSUE_TRACKER, InternalError, ScenarioError, SchemeError
 
 
 def _console():
@@ -223,6 +223,19 @@ def cmd_plot(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Command-line mistakes are one ``error:`` line (exit 2) too, with where to look."""
+
+    def error(self, message):
+        sys.stderr.write(f"error: {message} (see: {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def _check_jobs(args) -> None:
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise ScenarioError(f"--jobs {args.jobs}: allowed: an integer >= 1 (default: all cores)")
+
+
 #: Sub-commands defined here; parsing one of them needs none of the toolkits' sub-commands.
 BUILTIN_COMMANDS = ("run", "show", "list", "sweep", "compare", "plot")
 
@@ -233,7 +246,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     from . import __version__
     from .sweep import add_set_argument
 
-    p = argparse.ArgumentParser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
+    p = _Parser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
     p.add_argument("--version", action="version", version=f"sharebuf {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     r = sub.add_parser("run", help="run a scenario (TOML file or bundled name; default: the bundled 'default')")
@@ -299,7 +312,24 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C: temporary files are removed and finished runs kept."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+#: Environment variable: set, an unexpected Python exception shows its traceback (for developers).
+DEBUG_ENV = "SHAREBUF_DEBUG_TRACEBACK"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    """Exit codes: 0 done; 2 a bad input (one ``error:`` line, nothing written); 3 an internal
+    error (one ``internal error:`` line, nothing written); 130 interrupted (Ctrl-C, SIGTERM)."""
+    import os
+    import signal
+
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--version"]:  # without building the parser, whose sub-commands import their toolkits
         from . import __version__
@@ -312,6 +342,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        old = None
+    try:
+        _check_jobs(args)
         return int(args.func(args) or 0)
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -324,9 +359,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         if e.__cause__ is not None:
             traceback.print_exception(e.__cause__, file=sys.stderr)
         return 1
+    except InternalError as e:
+        print(f"internal error: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt as e:
-        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
+        what = "terminated" if isinstance(e, Terminated) or isinstance(e.__context__, Terminated) else "interrupted"
+        print(f"{what}: {e}" if str(e) else what, file=sys.stderr)
         return 130
+    except Exception as e:  # a bug in sharebuf itself: one line, unless a developer asks for the traceback
+        if os.environ.get(DEBUG_ENV):
+            raise
+        cmd = " ".join(["sharebuf", *(sys.argv[1:] if argv is None else argv)])
+        what = " ".join(str(e).split())  # one line
+        print(f"internal error: {type(e).__name__}: {what} (running `{cmd}`). This is a bug in sharebuf: please report it on "
+              f"{ISSUE_TRACKER} with this message and the scenario file ({DEBUG_ENV}=1 shows the traceback)", file=sys.stderr)
+        return 3
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
 
 
 if __name__ == "__main__":

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
+import math
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from .errors import ScenarioError
+from .errors import ScenarioError, did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,7 +36,8 @@ BUNDLED_CDFS = ("websearch", "datamining", "hadoop")
 class Section(BaseModel):
     """A TOML table: unknown keys are errors that list the allowed ones."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    #: inf and nan are refused everywhere ("Input should be a finite number").
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -43,22 +46,36 @@ class Section(BaseModel):
             allowed = set(cls.model_fields)
             for k in data:
                 if k not in allowed:
-                    raise ValueError(f"unknown key '{k}'; allowed: {', '.join(sorted(allowed))}")
+                    raise ValueError(f"unknown key '{k}'{did_you_mean(k, allowed)}; allowed: {', '.join(sorted(allowed))}")
         return data
 
 
-PosFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
-Priority = Annotated[int, Field(ge=0, le=7)]
+def _not_bool(v: Any) -> Any:
+    """pydantic's lax mode reads true as 1: a number key given a boolean is an error instead."""
+    if isinstance(v, bool):
+        raise ValueError("expected a number, got a boolean")
+    return v
+
+
+NotBool = BeforeValidator(_not_bool)
+
+
+def _u64(v: int) -> int:
+    if v >= 2**64:
+        raise ValueError("above the largest seed; allowed: 0 .. 18446744073709551615 (2^64 - 1)")
+    return v
+PosFloat = Annotated[float, NotBool, Field(gt=0)]
+NonNegFloat = Annotated[float, NotBool, Field(ge=0)]
+Priority = Annotated[int, NotBool, Field(ge=0, le=7)]
 
 
 # ----------------------------------------------------------------------------- topology
 class LeafSpine(Section):
     kind: Literal["leaf_spine"]
-    leaves: Annotated[int, Field(ge=1)] = 2
-    spines: Annotated[int, Field(ge=1)] = 2
-    servers_per_leaf: Annotated[int, Field(ge=1)] = 16
-    links_per_leaf_spine: Annotated[int, Field(ge=1)] = 1
+    leaves: Annotated[int, NotBool, Field(ge=1)] = 2
+    spines: Annotated[int, NotBool, Field(ge=1)] = 2
+    servers_per_leaf: Annotated[int, NotBool, Field(ge=1)] = 16
+    links_per_leaf_spine: Annotated[int, NotBool, Field(ge=1)] = 1
     host_link_gbps: PosFloat = 10.0
     #: Default: full bisection (servers_per_leaf x host rate spread over the uplinks).
     fabric_link_gbps: Optional[PosFloat] = None
@@ -90,7 +107,7 @@ class LeafSpine(Section):
 
 class Star(Section):
     kind: Literal["star"]
-    hosts: Annotated[int, Field(ge=2)] = 8
+    hosts: Annotated[int, NotBool, Field(ge=2)] = 8
     link_gbps: PosFloat = 10.0
     link_delay_us: NonNegFloat = 1.0
 
@@ -193,18 +210,18 @@ class BmSection(BaseModel):
 
 class SwitchSection(Section):
     #: Shared buffer per switch. Give this or buffer_kb_per_port_per_gbps.
-    buffer_bytes: Optional[Annotated[int, Field(gt=0)]] = None
+    buffer_bytes: Optional[Annotated[int, NotBool, Field(gt=0)]] = None
     #: Buffer sized like a Trident2 (9.6 KB per port per Gbps), summed over a leaf's ports.
     buffer_kb_per_port_per_gbps: Optional[PosFloat] = None
-    queues_per_port: Annotated[int, Field(ge=1, le=8)] = 1
+    queues_per_port: Annotated[int, NotBool, Field(ge=1, le=8)] = 1
     scheduler: Literal["sp", "rr", "drr"] = "rr"
-    drr_weights: Optional[List[Annotated[int, Field(ge=1)]]] = None
-    drr_quantum_bytes: Annotated[int, Field(ge=1)] = 1500
+    drr_weights: Optional[List[Annotated[int, NotBool, Field(ge=1)]]] = None
+    drr_quantum_bytes: Annotated[int, NotBool, Field(ge=1)] = 1500
     #: ECN step-marking threshold per queue (one value, or one per queue); omit for none.
-    ecn_k_bytes: Optional[Union[Annotated[int, Field(ge=0)], List[Annotated[int, Field(ge=0)]]]] = None
+    ecn_k_bytes: Optional[Union[Annotated[int, NotBool, Field(ge=0)], List[Annotated[int, NotBool, Field(ge=0)]]]] = None
     #: Per-port device FIFO (packets) below the buffer manager, outside the shared buffer, as
     #: ns-3's PointToPointNetDevice queue (100 p by default there); 0: none.
-    device_queue_packets: Annotated[int, Field(ge=0, le=100_000)] = 0
+    device_queue_packets: Annotated[int, NotBool, Field(ge=0, le=100_000)] = 0
     #: "wire": payload + headers; "ip_payload": wire minus point-to-point (2 B) and IPv4 (20 B)
     #: headers, as ns-3 queue discs count (1432 B per 1400 B segment with timestamps, 32 B per ACK).
     buffer_accounting: Literal["wire", "ip_payload"] = "wire"
@@ -215,30 +232,30 @@ class HostSection(Section):
     #: ECN step marking at the host NIC queue (as ns-3 with RED on host NICs). Default
     #: "switch": the switch's (smallest) ecn_k_bytes when the switch marks, else none;
     #: "none": never mark; or a threshold in bytes.
-    nic_ecn_k_bytes: Union[Annotated[int, Field(ge=0)], Literal["switch", "none"]] = "switch"
+    nic_ecn_k_bytes: Union[Annotated[int, NotBool, Field(ge=0)], Literal["switch", "none"]] = "switch"
     #: Host NIC queue discipline: "fifo" (unbounded) or "fq_codel" (RFC 8290 over RFC 8289 CoDel
     #: with ns-3.39's defaults: ns-3's default root queue disc on a host).
     nic_qdisc: Literal["fifo", "fq_codel"] = "fifo"
     #: Device FIFO (packets) below the host NIC's queue discipline (ns-3: 100); 0: none.
-    device_queue_packets: Annotated[int, Field(ge=0, le=100_000)] = 0
+    device_queue_packets: Annotated[int, NotBool, Field(ge=0, le=100_000)] = 0
 
 
 class TransportSection(Section):
     cc: str = "newreno"
     cc_params: Dict[str, Any] = Field(default_factory=dict)
-    mss_bytes: Annotated[int, Field(ge=1, le=65000)] = 1448
-    header_bytes: Annotated[int, Field(ge=0, le=1000)] = 54
-    init_cwnd_packets: Annotated[int, Field(ge=1)] = 10
+    mss_bytes: Annotated[int, NotBool, Field(ge=1, le=65000)] = 1448
+    header_bytes: Annotated[int, NotBool, Field(ge=0, le=1000)] = 54
+    init_cwnd_packets: Annotated[int, NotBool, Field(ge=1)] = 10
     min_rto_us: PosFloat = 10_000.0
     #: RTO before the first RTT sample (default: min_rto_us).
     initial_rto_us: Optional[PosFloat] = None
     max_rto_us: PosFloat = 1_000_000.0
     handshake: bool = True
-    delayed_ack_packets: Annotated[int, Field(ge=1)] = 1
+    delayed_ack_packets: Annotated[int, NotBool, Field(ge=1)] = 1
     delayed_ack_timeout_us: PosFloat = 200.0
     ack_priority: Priority = 0
     #: First bytes of each flow tagged unscheduled (default: one BDP of the longest path).
-    unscheduled_bytes: Optional[Annotated[int, Field(ge=0)]] = None
+    unscheduled_bytes: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
     unscheduled_acks: bool = True
     #: Selective acknowledgments with RFC 6675 loss recovery (ns-3 and the ABM code use SACK);
     #: false: NewReno recovery (RFC 6582).
@@ -246,7 +263,7 @@ class TransportSection(Section):
     #: RTT samples from RFC 7323 timestamps on a clock of this tick (0: exact send times).
     #: ns-3 (and so ns3dc, which enables timestamps) ticks in 1 ms: 1000; a zero tick
     #: difference counts as 1 us there.
-    timestamp_tick_us: Annotated[float, Field(ge=0)] = 0.0
+    timestamp_tick_us: Annotated[float, NotBool, Field(ge=0)] = 0.0
     #: SACK loss recovery: "rfc6675" (cwnd = ssthresh during recovery) or "prr" (Proportional
     #: Rate Reduction, RFC 6937, slow-start reduction bound; ns-3.39's default). Needs sack.
     recovery: Literal["rfc6675", "prr"] = "rfc6675"
@@ -271,7 +288,7 @@ class PoissonWorkload(CcChoice):
     #: leaf's uplinks, as the ABM code defines load.
     load_definition: Literal["host", "uplink"] = "host"
     destinations: Optional[Literal["inter_leaf", "all_to_all"]] = None
-    sources: Optional[List[Annotated[int, Field(ge=0)]]] = None
+    sources: Optional[List[Annotated[int, NotBool, Field(ge=0)]]] = None
     priority: Priority = 1
     start_ms: NonNegFloat = 0.0
 
@@ -279,25 +296,25 @@ class PoissonWorkload(CcChoice):
 class IncastWorkload(CcChoice):
     kind: Literal["incast"]
     name: Optional[str] = None
-    request_bytes: Optional[Annotated[int, Field(gt=0)]] = None
+    request_bytes: Optional[Annotated[int, NotBool, Field(gt=0)]] = None
     request_fraction_of_buffer: Optional[PosFloat] = None
-    fan_in: Annotated[int, Field(ge=1)] = 16
+    fan_in: Annotated[int, NotBool, Field(ge=1)] = 16
     queries_per_s_per_host: NonNegFloat = 2.0
-    requesters: Optional[List[Annotated[int, Field(ge=0)]]] = None
+    requesters: Optional[List[Annotated[int, NotBool, Field(ge=0)]]] = None
     responders: Literal["other_leaf", "any"] = "other_leaf"
     priority: Priority = 1
     start_ms: NonNegFloat = 0.0
 
 
 class FlowEntry(Section):
-    src: Annotated[int, Field(ge=0)]
-    dst: Annotated[int, Field(ge=0)]
-    size_bytes: Annotated[int, Field(ge=1)]
+    src: Annotated[int, NotBool, Field(ge=0)]
+    dst: Annotated[int, NotBool, Field(ge=0)]
+    size_bytes: Annotated[int, NotBool, Field(ge=1)]
     start_s: Optional[NonNegFloat] = None
     start_ms: Optional[NonNegFloat] = None
     priority: Optional[Priority] = None
     #: Incast query id (flows sharing one form a query with a QCT in queries.parquet).
-    query: Optional[Annotated[int, Field(ge=0)]] = None
+    query: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
     #: Open with a handshake (default: the workload's ``handshake``); false: pre-opened.
     handshake: Optional[bool] = None
 
@@ -315,13 +332,16 @@ class FlowsWorkload(CcChoice):
 
 
 class CbrEntry(Section):
-    src: Annotated[int, Field(ge=0)]
-    dst: Annotated[int, Field(ge=0)]
+    src: Annotated[int, NotBool, Field(ge=0)]
+    dst: Annotated[int, NotBool, Field(ge=0)]
     rate_gbps: PosFloat
     start_ms: NonNegFloat = 0.0
     stop_ms: NonNegFloat
     priority: Optional[Priority] = None
-    packet_bytes: Optional[Annotated[int, Field(ge=1, le=65000)]] = None
+    packet_bytes: Optional[Annotated[int, NotBool, Field(ge=1, le=65000)]] = None
+    #: A rate above the sender's host link is refused unless this is true: then the excess
+    #: waits in the sender's NIC queue (a deliberate NIC backlog; unbounded with nic_qdisc = "fifo").
+    above_link_rate: bool = False
 
 
 class CbrWorkload(Section):
@@ -411,10 +431,18 @@ def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
     return d
 
 
+class Recorded(Section):
+    """``[recorded]``: what made a run's scenario.toml (provenance.resolved_scenario)."""
+
+    sharebuf_version: Optional[str] = None
+    #: Input file (absolute path) -> its sha256 when recorded.
+    inputs: Dict[str, str] = Field(default_factory=dict)
+
+
 class Scenario(Section):
     #: A named compatibility profile ("ns3dc"), or "none" (sharebuf's defaults).
     profile: Optional[Literal["none", "ns3dc"]] = None
-    seed: Annotated[int, Field(ge=0, lt=2**64)] = 1
+    seed: Annotated[int, NotBool, Field(ge=0), AfterValidator(_u64)] = 1
     #: Hard stop: the run ends here; unfinished flows are reported unfinished.
     max_ms: PosFloat = 100.0
     #: Workloads create no flow at or after this time (default: max_ms).
@@ -428,7 +456,7 @@ class Scenario(Section):
     workload: List[Workload] = Field(default_factory=list)
     output: OutputSection = Field(default_factory=OutputSection)
     #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.
-    recorded: Optional[Dict[str, Any]] = None
+    recorded: Optional[Recorded] = None
     #: Settings the profile made (dotted key -> value), for the run's summary.
     _profile_set: Dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -465,16 +493,32 @@ def _fmt_loc(loc: tuple) -> str:
     return out or "(top level)"
 
 
+def show_value(v: Any) -> str:
+    """A value as the user wrote it (TOML spelling for booleans), for error messages."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "(missing)"
+    if isinstance(v, str) and len(v) > 80:
+        return repr(v[:77] + "...")
+    return repr(v)
+
+
 def format_validation_error(e: ValidationError) -> str:
+    import re
+
     lines = []
     for err in e.errors():
         loc = _fmt_loc(tuple(err["loc"]))
         msg = err["msg"]
         msg = msg.removeprefix("Value error, ")
+        ctx = err.get("ctx") or {}
         if err["type"] == "union_tag_invalid":
-            msg = msg.replace("Input tag", "kind")
-        if "input" in err and err["type"] not in ("missing", "value_error", "union_tag_invalid") and not isinstance(err["input"], (dict, list)):
-            lines.append(f"{loc} = {err['input']!r}: {msg}")
+            msg = msg.replace("Input tag", "kind") + did_you_mean(ctx.get("tag"), re.findall(r"'([^']*)'", str(ctx.get("expected_tags", ""))))
+        elif err["type"] == "literal_error":
+            msg += did_you_mean(err.get("input"), re.findall(r"'([^']*)'", str(ctx.get("expected", ""))))
+        if "input" in err and err["type"] not in ("missing", "union_tag_invalid") and not isinstance(err["input"], (dict, list)):
+            lines.append(f"{loc} = {show_value(err['input'])}: {msg}")
         else:
             lines.append(f"{loc}: {msg}")
     return "; ".join(lines)
@@ -511,12 +555,13 @@ def load_scenario(source: Union[str, Path, dict, None], profile: Optional[str] =
     if p.suffix == ".toml" or p.exists():
         if not p.is_file():
             raise ScenarioError(f"scenario '{source}': no such file (bundled scenarios: {', '.join(bundled_scenarios())})")
-        text = p.read_text()
+        text = _read_text(p, f"scenario '{source}'")
         base, name = p.resolve().parent, p.stem
     else:
         f = resources.files("sharebuf") / "scenarios" / f"{source}.toml"
         if not f.is_file():
-            raise ScenarioError(f"scenario '{source}': not a file nor a bundled scenario; bundled: {', '.join(bundled_scenarios())}")
+            raise ScenarioError(f"scenario '{source}': not a file nor a bundled scenario{did_you_mean(str(source), bundled_scenarios())}; "
+                                f"bundled: {', '.join(bundled_scenarios())}")
         text, base, name = f.read_text(), Path.cwd(), str(source)
     try:
         data = tomllib.loads(text)
@@ -556,7 +601,20 @@ def absolute_file_inputs(d: dict, base: Path) -> List[str]:
     return paths
 
 
+def _read_text(p: Path, what: str) -> str:
+    """A text input file, or one ScenarioError naming it (unreadable, not UTF-8)."""
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{what}: not a UTF-8 text file (byte {e.start}: {e.object[e.start:e.start + 1]!r}); expected text") from None
+    except OSError as e:
+        raise ScenarioError(f"{what}: cannot read it ({e.strerror or e})") from None
+
+
 def read_cdf(ref: str, base: Path, key: str) -> List[tuple]:
+    """A flow-size CDF: lines of ``bytes cumulative_probability`` (comma or space separated,
+    ``#`` comments). Sizes finite, >= 0 and non-decreasing; probabilities within [0, 1],
+    non-decreasing, the last exactly 1; a mean of at least one byte."""
     if ref in BUNDLED_CDFS:
         text = (resources.files("sharebuf") / "workloads" / f"{ref}.cdf").read_text()
     else:
@@ -564,24 +622,42 @@ def read_cdf(ref: str, base: Path, key: str) -> List[tuple]:
         if not p.is_absolute():
             p = base / p
         if not p.is_file():
-            raise ScenarioError(f"{key} = '{ref}': not a bundled CDF ({', '.join(BUNDLED_CDFS)}) nor a readable file")
-        text = p.read_text()
-    pts = []
+            raise ScenarioError(f"{key} = '{ref}': not a bundled CDF ({', '.join(BUNDLED_CDFS)}) nor a readable file"
+                                + did_you_mean(ref, BUNDLED_CDFS))
+        text = _read_text(p, f"{key} = '{ref}'")
+    where = f"{key} = '{ref}'"
+    pts, lines = [], []
     for i, line in enumerate(text.splitlines()):
         line = line.split("#")[0].strip()
         if not line:
             continue
         parts = line.replace(",", " ").split()
-        try:
-            x, c = float(parts[0]), float(parts[-1])
-        except (ValueError, IndexError):
-            raise ScenarioError(f"{key} = '{ref}': line {i + 1} is not 'bytes cumulative_probability': {line!r}") from None
-        pts.append((x, c))
-    if len(pts) < 2 or abs(pts[-1][1] - 1.0) > 1e-9:
-        raise ScenarioError(f"{key} = '{ref}': a CDF needs >= 2 points ending at probability 1")
-    for (x0, c0), (x1, c1) in zip(pts, pts[1:]):
+        if len(parts) < 2:
+            raise ScenarioError(f"{where}: line {i + 1} is {line!r}; expected 'bytes cumulative_probability'")
+        vals = []
+        for col, (name, tok, allowed) in enumerate((("bytes", parts[0], "a finite size >= 0"),
+                                                    ("cumulative probability", parts[-1], "a probability within [0, 1]")), start=1):
+            try:
+                v = float(tok)
+            except ValueError:
+                v = None
+            bad = v is None or not math.isfinite(v) or v < 0 or (col == 2 and v > 1)
+            if bad:
+                raise ScenarioError(f"{where}: line {i + 1}, column {col} ({name}) = {tok!r}; allowed: {allowed}")
+            vals.append(v)
+        pts.append(tuple(vals))
+        lines.append(i + 1)
+    if len(pts) < 2:
+        raise ScenarioError(f"{where}: {len(pts)} point(s); a CDF needs >= 2 lines 'bytes cumulative_probability' ending at probability 1")
+    if abs(pts[-1][1] - 1.0) > 1e-9:
+        raise ScenarioError(f"{where}: line {lines[-1]}: the last cumulative probability is {pts[-1][1]}; a CDF must end at 1")
+    for n, ((x0, c0), (x1, c1)) in enumerate(zip(pts, pts[1:])):
         if x1 < x0 or c1 < c0:
-            raise ScenarioError(f"{key} = '{ref}': sizes and probabilities must be non-decreasing")
+            col, name, v0, v1 = (1, "bytes", x0, x1) if x1 < x0 else (2, "cumulative probability", c0, c1)
+            raise ScenarioError(f"{where}: line {lines[n + 1]}, column {col} ({name}) = {v1:g} is below line {lines[n]}'s {v0:g}; "
+                                f"allowed: sizes and probabilities non-decreasing")
+    if cdf_mean_bytes(pts) < 1:
+        raise ScenarioError(f"{where}: mean flow size {cdf_mean_bytes(pts):g} bytes; allowed: a CDF whose mean is >= 1 byte")
     return pts
 
 
@@ -592,43 +668,135 @@ def cdf_mean_bytes(pts: List[tuple]) -> float:
     return m
 
 
+#: Columns of a flow-list file; the first five are required (``id`` optional: if given, unique).
+FLOW_COLUMNS = ("id", "src", "dst", "size_bytes", "start_s", "priority", "query", "handshake")
+_FLOW_REQUIRED = ("src", "dst", "size_bytes", "start_s")
+_BOOLS = {"true": True, "1": True, "false": False, "0": False}
+
+
+class _Cell(ValueError):
+    """A bad cell: the message says what is allowed."""
+
+
+def _empty(v: Any) -> bool:
+    """No value: a missing or blank CSV cell, a Parquet null (or a NaN, pandas' null)."""
+    return v is None or (isinstance(v, str) and not v.strip()) or (isinstance(v, float) and math.isnan(v))
+
+
+def _int_cell(v: Any, allowed: str, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
+    """A whole number (``12``, ``12.0``, ``1e3``), within [lo, hi]; else _Cell(allowed)."""
+    if isinstance(v, bool) or _empty(v):
+        raise _Cell(allowed)
+    if isinstance(v, int):
+        x = v
+    else:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise _Cell(allowed) from None
+        if not math.isfinite(f) or f != int(f):
+            raise _Cell(allowed)
+        x = int(f)
+    if (lo is not None and x < lo) or (hi is not None and x > hi):
+        raise _Cell(allowed)
+    return x
+
+
+def _float_cell(v: Any, allowed: str, lo: float) -> float:
+    if isinstance(v, bool) or _empty(v):
+        raise _Cell(allowed)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise _Cell(allowed) from None
+    if not math.isfinite(f) or f < lo:
+        raise _Cell(allowed)
+    return f
+
+
 def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
+    """A flow list (CSV or Parquet, columns :data:`FLOW_COLUMNS`), every cell checked: an error
+    names the file, the row (and CSV line), the column, the value and what is allowed. Start
+    times need not be sorted. Each row dict carries ``where`` for later errors."""
     p = Path(ref)
     if not p.is_absolute():
         p = base / p
+    where = f"{key} = '{ref}'"
     if not p.is_file():
-        raise ScenarioError(f"{key} = '{ref}': no such file")
+        raise ScenarioError(f"{where}: no such file")
     if p.suffix.lower() == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows = pq.read_table(p).to_pylist()
-    else:
-        with p.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    need = {"src", "dst", "size_bytes", "start_s"}
-    if rows and not need <= set(rows[0]):
-        raise ScenarioError(f"{key} = '{ref}': columns {sorted(rows[0])} lack {sorted(need - set(rows[0]))}; expected id,src,dst,size_bytes,start_s[,priority]")
-    out = []
-    for i, r in enumerate(rows):
         try:
-            out.append(dict(src=int(r["src"]), dst=int(r["dst"]), size_bytes=int(float(r["size_bytes"])), start_s=float(r["start_s"]),
-                            priority=None if r.get("priority") in (None, "") else int(r["priority"]),
-                            query=None if r.get("query") in (None, "") or int(r["query"]) < 0 else int(r["query"])))
-        except (TypeError, ValueError):
-            raise ScenarioError(f"{key} = '{ref}': row {i + 1} has a non-numeric value: {r}") from None
-        hs = r.get("handshake")
-        if hs in (None, ""):
-            out[-1]["handshake"] = None
-        elif str(hs).lower() in _BOOLS:
-            out[-1]["handshake"] = _BOOLS[str(hs).lower()]
-        else:
-            raise ScenarioError(f"{key} = '{ref}': row {i + 1}: handshake = {hs!r}; allowed: true, false, 1, 0 or empty")
-        if out[-1]["size_bytes"] < 1 or out[-1]["start_s"] < 0 or out[-1]["src"] < 0 or out[-1]["dst"] < 0:
-            raise ScenarioError(f"{key} = '{ref}': row {i + 1}: size_bytes must be >= 1, start_s >= 0, hosts >= 0: {r}")
+            t = pq.read_table(p)
+        except (pa.ArrowException, OSError) as e:
+            raise ScenarioError(f"{where}: not a readable Parquet file ({e})") from None
+        columns, rows, line0 = list(t.column_names), t.to_pylist(), None
+    else:
+        text = _read_text(p, where)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        try:
+            table = [r for r in reader]
+        except csv.Error as e:
+            raise ScenarioError(f"{where}: not a readable CSV file ({e})") from None
+        if not table:
+            raise ScenarioError(f"{where}: empty file; expected a header line {','.join(FLOW_COLUMNS[:5])}[,priority,query,handshake] and one row per flow")
+        columns = [c.strip() for c in table[0]]
+        rows, line0 = [], 2
+        for n, r in enumerate(table[1:]):
+            if not any(c.strip() for c in r):
+                raise ScenarioError(f"{where}: row {n + 1} (line {n + 2}) is empty; expected one flow per line")
+            if len(r) > len(columns):
+                raise ScenarioError(f"{where}: row {n + 1} (line {n + 2}) has {len(r)} cells, the header {len(columns)}")
+            rows.append({c: (r[j] if j < len(r) else None) for j, c in enumerate(columns)})
+    for c in columns:
+        if c not in FLOW_COLUMNS:
+            raise ScenarioError(f"{where}: unknown column '{c}'{did_you_mean(c, FLOW_COLUMNS)}; allowed: {', '.join(FLOW_COLUMNS)}")
+    if len(set(columns)) != len(columns):
+        dup = next(c for c in columns if columns.count(c) > 1)
+        raise ScenarioError(f"{where}: column '{dup}' appears twice")
+    missing = [c for c in _FLOW_REQUIRED if c not in columns]
+    if missing:
+        raise ScenarioError(f"{where}: columns {columns} lack {missing}; expected id,src,dst,size_bytes,start_s[,priority,query,handshake]")
+    if not rows:
+        raise ScenarioError(f"{where}: no rows; a flows workload needs at least one flow")
+    out, ids = [], {}
+    for i, r in enumerate(rows):
+        at = f"row {i + 1}" + (f" (line {i + line0})" if line0 else "")
+        col = ""
+        try:
+            col = "src"
+            src = _int_cell(r["src"], "a host number >= 0", lo=0)
+            col = "dst"
+            dst = _int_cell(r["dst"], "a host number >= 0", lo=0)
+            col = "size_bytes"
+            size = _int_cell(r["size_bytes"], "a whole number of bytes >= 1", lo=1)
+            col = "start_s"
+            start = _float_cell(r["start_s"], "a finite time in seconds >= 0", 0.0)
+            col = "priority"
+            prio = None if _empty(r.get("priority")) else _int_cell(r["priority"], "empty or an integer 0..7", 0, 7)
+            col = "query"
+            q = None if _empty(r.get("query")) else _int_cell(r["query"], "empty, a negative integer (none) or a query id >= 0")
+            col = "handshake"
+            hs = r.get("handshake")
+            if _empty(hs):
+                hs = None
+            elif str(hs).strip().lower() in _BOOLS:
+                hs = _BOOLS[str(hs).strip().lower()]
+            else:
+                raise _Cell("true, false, 1, 0 or empty")
+            if "id" in columns:
+                col = "id"
+                fid = _int_cell(r["id"], "an integer flow id, unique in the file")
+                if fid in ids:
+                    raise ScenarioError(f"{where}: {at}, column 'id' = {show_value(r['id'])}: the same id as row {ids[fid] + 1}; allowed: ids unique in the file")
+                ids[fid] = i
+        except _Cell as e:
+            raise ScenarioError(f"{where}: {at}, column '{col}' = {show_value(r.get(col))}: allowed: {e}") from None
+        out.append(dict(src=src, dst=dst, size_bytes=size, start_s=start, priority=prio,
+                        query=None if q is None or q < 0 else q, handshake=hs, where=f"{where}: {at}"))
     return out
-
-
-_BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 # ----------------------------------------------------------------------------- resolution
@@ -643,9 +811,13 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
     sw = sc.switch
     if not is_python_scheme(sw.bm.scheme, schemes) and sw.bm.scheme not in _core.schemes():
         allowed = [*_core.schemes(), PYTHON, *(schemes or {})]
-        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme; allowed: {', '.join(allowed)}")
+        raise ScenarioError(f"switch.bm.scheme = '{sw.bm.scheme}': unknown scheme{did_you_mean(sw.bm.scheme, allowed)}; "
+                            f"allowed: {', '.join(allowed)}")
     if sc.transport.cc not in _core.congestion_controls():
-        raise ScenarioError(f"transport.cc = '{sc.transport.cc}': unknown congestion control; allowed: {', '.join(_core.congestion_controls())}")
+        raise ScenarioError(f"transport.cc = '{sc.transport.cc}': unknown congestion control{did_you_mean(sc.transport.cc, _core.congestion_controls())}; "
+                            f"allowed: {', '.join(_core.congestion_controls())}")
+    check_finite(sw.bm.model_extra or {}, "switch.bm")
+    check_finite(sc.transport.cc_params, "transport.cc_params")
     if (sw.buffer_bytes is None) == (sw.buffer_kb_per_port_per_gbps is None):
         raise ScenarioError("switch: give exactly one of buffer_bytes or buffer_kb_per_port_per_gbps")
     buffer_bytes = sw.buffer_bytes or int(sw.buffer_kb_per_port_per_gbps * 1024 * topo.leaf_port_gbps())
@@ -678,7 +850,8 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
         cc = None
         if getattr(w, "cc", None) is not None:
             if w.cc not in ccs:
-                raise ScenarioError(f"{key}.cc = '{w.cc}': unknown congestion control; allowed: {', '.join(ccs)}")
+                raise ScenarioError(f"{key}.cc = '{w.cc}': unknown congestion control{did_you_mean(w.cc, ccs)}; allowed: {', '.join(ccs)}")
+            check_finite(w.cc_params, f"{key}.cc_params")
             cc = dict(name=w.cc, params=w.cc_params)
         elif getattr(w, "cc_params", None):
             raise ScenarioError(f"{key}.cc_params: given without {key}.cc")
@@ -703,6 +876,13 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
             if (w.request_bytes is None) == (w.request_fraction_of_buffer is None):
                 raise ScenarioError(f"{key}: give exactly one of request_bytes or request_fraction_of_buffer")
             req = w.request_bytes or int(w.request_fraction_of_buffer * buffer_bytes)
+            if w.queries_per_s_per_host > 0:
+                other_leaf = w.responders == "other_leaf" and isinstance(topo, LeafSpine) and topo.leaves > 1
+                avail = n_hosts - topo.servers_per_leaf if other_leaf else n_hosts - 1
+                if w.fan_in > avail:
+                    whom = ("the hosts of the other leaves" if other_leaf else "every other host")
+                    raise ScenarioError(f"{key}.fan_in = {w.fan_in}: a requester has {avail} possible responders "
+                                        f"({whom}, responders = '{w.responders}'); allowed: 1..{avail}")
             workloads.append(dict(kind="incast", name=name, request_bytes=req, fan_in=w.fan_in,
                                   queries_per_s_per_host=w.queries_per_s_per_host, requesters=w.requesters or [],
                                   responders=w.responders, priority=w.priority, start_ps=ms(w.start_ms), cc=cc))
@@ -710,7 +890,7 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
             if (w.file is None) == (w.flows is None):
                 raise ScenarioError(f"{key}: give exactly one of file or flows")
             if w.file is not None:
-                rows = read_flow_file(w.file, base, f"{key}.file")
+                rows = read_flow_file(w.file, base, f"{key}.file")  # each row names its file row
             else:
                 rows = []
                 for j, f in enumerate(w.flows):
@@ -718,14 +898,15 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
                         raise ScenarioError(f"{key}.flows[{j}]: give exactly one of start_s or start_ms")
                     rows.append(dict(src=f.src, dst=f.dst, size_bytes=f.size_bytes,
                                      start_s=f.start_s if f.start_s is not None else f.start_ms / 1e3, priority=f.priority,
-                                     query=f.query, handshake=f.handshake))
+                                     query=f.query, handshake=f.handshake, where=f"{key}.flows[{j}]"))
             flows = []
             for j, r in enumerate(rows):
                 for side in ("src", "dst"):
                     if r[side] >= n_hosts:
-                        raise ScenarioError(f"{key} flow {j}: {side} = {r[side]}: no such host; hosts are 0..{n_hosts - 1}")
+                        raise ScenarioError(f"{r['where']}, {side} = {r[side]}: no such host; allowed: 0..{n_hosts - 1}")
                 if r["src"] == r["dst"]:
-                    raise ScenarioError(f"{key} flow {j}: src = dst = {r['src']}; a flow needs two different hosts")
+                    raise ScenarioError(f"{r['where']}: src = dst = {r['src']}; allowed: two different hosts (a flow to itself never "
+                                        f"crosses the network)")
                 flows.append(dict(src=r["src"], dst=r["dst"], size_bytes=r["size_bytes"], start_ps=int(round(r["start_s"] * PS_PER_S)),
                                   priority=w.priority if r["priority"] is None else r["priority"]))
                 hs = w.handshake if r["handshake"] is None else r["handshake"]
@@ -739,9 +920,15 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
             for j, f in enumerate(w.flows):
                 for side in ("src", "dst"):
                     if getattr(f, side) >= n_hosts:
-                        raise ScenarioError(f"{key}.flows[{j}].{side} = {getattr(f, side)}: no such host; hosts are 0..{n_hosts - 1}")
+                        raise ScenarioError(f"{key}.flows[{j}].{side} = {getattr(f, side)}: no such host; allowed: 0..{n_hosts - 1}")
+                if f.src == f.dst:
+                    raise ScenarioError(f"{key}.flows[{j}]: src = dst = {f.src}; allowed: two different hosts")
                 if f.stop_ms < f.start_ms:
-                    raise ScenarioError(f"{key}.flows[{j}].stop_ms = {f.stop_ms}: must be >= start_ms ({f.start_ms})")
+                    raise ScenarioError(f"{key}.flows[{j}].stop_ms = {f.stop_ms}: before start_ms = {f.start_ms}; allowed: >= start_ms")
+                if bps(f.rate_gbps) > host_bps and not f.above_link_rate:
+                    raise ScenarioError(f"{key}.flows[{j}].rate_gbps = {f.rate_gbps}: above the host link ({topo.host_link_gbps} Gbps); "
+                                        f"allowed: 0 < rate_gbps <= {topo.host_link_gbps} "
+                                        f"(or above_link_rate = true: the excess queues in the sender's NIC)")
                 flows.append(dict(src=f.src, dst=f.dst, rate_bps=bps(f.rate_gbps), start_ps=ms(f.start_ms), stop_ps=ms(f.stop_ms),
                                   priority=w.priority if f.priority is None else f.priority,
                                   packet_bytes=f.packet_bytes or (t.mss_bytes + t.header_bytes)))
@@ -750,14 +937,17 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
         for attr in ("sources", "requesters"):
             for h in getattr(w, attr, None) or []:
                 if h >= n_hosts:
-                    raise ScenarioError(f"workload[{i}].{attr}: host {h} does not exist; hosts are 0..{n_hosts - 1}")
+                    raise ScenarioError(f"workload[{i}].{attr}: host {h} does not exist; allowed: 0..{n_hosts - 1}")
     min_rto = us(t.min_rto_us)
     nic_k = sc.host.nic_ecn_k_bytes
     if nic_k == "switch":
         nic_k = min(ecn) if ecn else None
     elif nic_k == "none":
         nic_k = None
-    return dict(
+    if ms(sc.max_ms) > U64_MAX or ms(arrivals_ms) > U64_MAX:
+        key, v = ("max_ms", sc.max_ms) if ms(sc.max_ms) > U64_MAX else ("arrivals_until_ms", arrivals_ms)
+        raise ScenarioError(f"{key} = {show_value(v)}: beyond the engine's clock (64-bit picoseconds); allowed: <= {U64_MAX / PS_PER_MS:,.0f} ms")
+    spec = dict(
         seed=sc.seed,
         max_ps=ms(sc.max_ms),
         arrivals_until_ps=ms(arrivals_ms),
@@ -775,6 +965,44 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )
+    bad = _out_of_u64(spec)
+    if bad:
+        raise ScenarioError(f"{bad[0]} = {bad[1]} (engine spec): outside the engine's 64-bit range; allowed: 0 .. {U64_MAX} "
+                            f"(picoseconds, bits/s or bytes); check the scenario key it comes from")
+    return spec
+
+
+U64_MAX = 2**64 - 1
+
+
+def _out_of_u64(o: Any, path: str = "") -> Optional[tuple]:
+    """The first integer of the engine spec outside 0 .. 2^64-1 (path, value), or None. Seeds,
+    times in ps, rates in bit/s and sizes in bytes are all unsigned 64-bit in the engine;
+    query ids are the one signed field."""
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("params", "cc_params"):  # free-form scheme / transport parameters: checked by the engine
+                continue
+            r = _out_of_u64(v, f"{path}.{k}" if path else k)
+            if r:
+                return r
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            r = _out_of_u64(v, f"{path}[{i}]")
+            if r:
+                return r
+    elif isinstance(o, int) and not isinstance(o, bool) and (o > U64_MAX or (o < 0 and not path.endswith("query"))):
+        return path, o
+    return None
+
+
+def check_finite(params: Dict[str, Any], section: str) -> None:
+    """Free-form parameter tables (scheme, congestion-control parameters) hold no inf or nan."""
+    for k, v in params.items():
+        vals = v if isinstance(v, list) else [v]
+        for x in vals:
+            if isinstance(x, float) and not math.isfinite(x):
+                raise ScenarioError(f"{section}.{k} = {show_value(v)}: not a finite number; allowed: finite numbers")
 
 
 def engine_spec_json(spec: dict) -> str:

@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -226,7 +226,8 @@ class Results:
         not at all: files go to a temporary sibling that is renamed into place."""
         out = Path(out_dir)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        remove_stale_partials(out.parent, out.name)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{os.getpid()}-", dir=out.parent))
         try:
             meta = getattr(self, "parquet_metadata", None)
             for name, t in self.tables.items():
@@ -249,3 +250,26 @@ class Results:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_stale_partials(parent: Path, name: str = "*") -> List[Path]:
+    """Remove the temporary directories ``.NAME.partial-PID-*`` that :meth:`Results.write` left
+    in ``parent`` when its process was killed (SIGKILL: no cleanup ran); a directory whose
+    process is still alive (a concurrent writer) is left alone. Returns what was removed."""
+    removed = []
+    for p in Path(parent).glob(f".{name}.partial-*"):
+        pid = p.name.rsplit(".partial-", 1)[1].split("-", 1)[0]
+        if p.is_dir() and (not pid.isdigit() or not _alive(int(pid))):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed

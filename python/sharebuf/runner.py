@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 from .config import engine_spec_json, load_scenario, resolve
-from .errors import ScenarioError
+from .errors import ISSUE_TRACKER, InternalError, ScenarioError
 from .schemes import check_registry, is_python_scheme, scheme_factory
 from .results import Results
 
@@ -47,10 +47,20 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
         scenario = scenario_dict(scenario, sets)
     sc, base, name = load_scenario(scenario, profile)
     if seed is not None:
-        sc.seed = seed
-    provenance.check_recorded(sc.recorded, warn=lambda m: print(m, file=sys.stderr))
+        from pydantic import ValidationError
+
+        from .config import format_validation_error
+
+        try:
+            sc.seed = seed
+        except ValidationError as e:
+            raise ScenarioError(f"seed override: {format_validation_error(e)}") from None
+    provenance.check_recorded(sc.recorded.model_dump() if sc.recorded else None, warn=lambda m: print(m, file=sys.stderr))
     schemes = check_registry(schemes, _core.schemes())
     spec = resolve(sc, base, schemes)
+    from .memory import check_memory
+
+    check_memory(spec, f"scenario '{name}'")  # before the engine allocates anything
     spec_json = engine_spec_json(spec)
     py_scheme = ()
     if is_python_scheme(spec["switch"]["bm"]["scheme"], schemes):
@@ -74,8 +84,10 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
             raw = _core.simulate(spec_json, None, *py_scheme)
     except ScenarioError:
         raise  # from a Python scheme's constructor, its exception as the cause
+    except _core.EngineInternalError as e:
+        raise InternalError(_internal_message(str(e), name, sc.seed, provenance.resolved_scenario(sc, base, name))) from None
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError(_with_suggestion(str(e))) from None
     res = Results(raw, scenario_name=name, seed=sc.seed)
     res.spec = spec
     res.scenario = provenance.resolved_scenario(sc, base, name)
@@ -89,3 +101,34 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     if out is not None:
         res.write(out)
     return res
+
+
+def _internal_message(panic: str, name: str, seed: int, scenario: dict) -> str:
+    """The one line a user sees for an engine panic: which scenario, what, how to report it.
+    The scenario as resolved is saved outside ``--out`` (nothing is written there) to attach."""
+    import tempfile
+
+    from .provenance import to_toml
+
+    try:
+        d = Path(tempfile.mkdtemp(prefix="sharebuf-internal-error-"))
+        (d / "scenario.toml").write_text(to_toml(scenario))
+        attach = f"attaching {d / 'scenario.toml'} (the scenario as resolved)"
+    except OSError:
+        attach = "attaching the scenario file"
+    return (f"the engine failed running scenario '{name}' (seed {seed}): {panic}. This is a bug in sharebuf, not in the "
+            f"scenario: please report it on {ISSUE_TRACKER}, {attach} and this message")
+
+
+def _with_suggestion(msg: str) -> str:
+    """The engine's "KEY: unknown parameter for 'S'; allowed: a, b" with a "did you mean"."""
+    import re
+
+    from .errors import did_you_mean
+
+    m = re.match(r"^(\S+?)\.(\w+): unknown parameter for '[^']*'; allowed: (.*)$", msg)
+    if m and "did you mean" not in msg:
+        hint = did_you_mean(m.group(2), [a.strip() for a in m.group(3).split(",")])
+        if hint:
+            return msg.replace("; allowed: ", f"{hint}; allowed: ", 1)
+    return msg

@@ -26,7 +26,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -196,10 +195,13 @@ def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]],
 
 def run_key(scenario: dict) -> str:
     """Content address of a run: a hash of its resolved engine spec (and the sharebuf version)."""
+    return _spec_key(resolve(parse_scenario(scenario), Path.cwd()))
+
+
+def _spec_key(spec: dict) -> str:
     from . import __version__
 
-    spec = engine_spec_json(resolve(parse_scenario(scenario), Path.cwd()))
-    return hashlib.sha256(f"{__version__}\n{spec}".encode()).hexdigest()[:12]
+    return hashlib.sha256(f"{__version__}\n{engine_spec_json(spec)}".encode()).hexdigest()[:12]
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -225,6 +227,16 @@ class RunResults(dict):
         self.ran: Dict[str, bool] = {}
 
 
+def _check_memory(uniq: Dict[str, dict], label: str) -> None:
+    """Refuse, before anything runs, a point too large for this machine's memory."""
+    from .memory import available_memory_bytes, check_memory
+
+    limit = available_memory_bytes()
+    for k, d in uniq.items():
+        check_memory(resolve(parse_scenario(d), Path.cwd()), f"{label} run-{k} (scenario '{d.get('name', 'scenario')}', seed {d.get('seed')})",
+                     limit=limit)
+
+
 def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional[int] = None, use_ray: bool = False,
              ray_address: Optional[str] = None, progress: bool = False, label: str = "sweep") -> RunResults:
     """Run each (key, scenario dict) into ``out_path/run-<key>/`` (content-addressed: a run whose
@@ -237,9 +249,11 @@ def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional
         uniq.setdefault(k, d)
     keys = list(uniq)
     dirs = {k: (str(out_path / f"run-{k}") if out_path else None) for k in keys}
+    _check_memory(uniq, label)
     if out_path is not None and out_path.is_dir():
-        for p in out_path.glob(".run-*.partial-*"):  # left by a killed worker: never complete
-            shutil.rmtree(p, ignore_errors=True)
+        from .results import remove_stale_partials
+
+        remove_stale_partials(out_path, "run-*")  # left by a killed worker: never complete
         for k in keys:
             f = Path(dirs[k]) / "summary.json"
             if f.is_file():
@@ -314,10 +328,15 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
     """
     import pandas as pd
 
+    from .memory import available_memory_bytes, check_memory
+
     planned = plan(scenario, grid, seeds)
     runs, keys, seen = [], [], set()
+    limit = available_memory_bytes()
     for params, d in planned:  # the same resolved run twice (e.g. a repeated value) runs once
-        k = run_key(d)
+        spec = resolve(parse_scenario(d), Path.cwd())
+        check_memory(spec, f"sweep point {params}", limit=limit)  # every point before anything runs
+        k = _spec_key(spec)
         if k not in seen:
             seen.add(k)
             runs.append((params, d))
@@ -343,7 +362,12 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
 
 
 def _fname(y: str, x: str) -> str:
-    clean = lambda t: re.sub(r"[^A-Za-z0-9._-]+", "_", t).strip("_")  # noqa: E731
+    """A plot's file name from two column names: only [A-Za-z0-9._-], no leading dot, and at most
+    ~150 characters (a long name is cut and made unique by a hash), so it stays in its directory."""
+    def clean(t: str) -> str:
+        c = re.sub(r"[^A-Za-z0-9._-]+", "_", str(t)).strip("_.") or "_"
+        return c if len(c) <= 64 else c[:52] + "-" + hashlib.sha256(str(t).encode()).hexdigest()[:10]
+
     return f"{clean(y)}-vs-{clean(x)}.png"
 
 

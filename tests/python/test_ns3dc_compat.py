@@ -228,7 +228,8 @@ def test_host_fq_codel_serves_a_new_flow_next(qdisc, wait_us):
     sc["host"] = {"nic_qdisc": qdisc}
     sc["transport"] = {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "handshake": False}
     sc["workload"] = [
-        {"kind": "cbr", "flows": [{"src": 0, "dst": 1, "rate_gbps": 20, "stop_ms": 0.3, "packet_bytes": 1500}]},
+        {"kind": "cbr", "flows": [{"src": 0, "dst": 1, "rate_gbps": 20, "stop_ms": 0.3, "packet_bytes": 1500,
+                                   "above_link_rate": True}]},
         {"kind": "flows", "name": "probe", "flows": [{"src": 0, "dst": 2, "size_bytes": 1000, "start_s": 100e-6}]},
     ]
     f = sharebuf.run(sc, quiet=True).flows.iloc[0]

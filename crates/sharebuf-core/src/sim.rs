@@ -850,9 +850,25 @@ enum TimerKind {
     DelAck,
 }
 
+/// Debug fault hook (docs/reliability.md): the environment variable `SHAREBUF_DEBUG_FAULT`,
+/// read once per run when the engine is built, makes the engine panic on purpose so that the
+/// way a panic reaches the user can be tested on release builds: `panic_at_build` panics
+/// right after the simulator is built, `panic_in_run` at the first progress report (every
+/// 2^18 events; not per packet) or at the end of a shorter run. Unset or any other value: no effect.
+pub const FAULT_ENV: &str = "SHAREBUF_DEBUG_FAULT";
+
 /// Parse a JSON spec, build and run it.
 pub fn run_json(spec_json: &str, progress: &mut dyn FnMut(Time, u64) -> bool) -> Result<RunOutput, String> {
     let spec = SimSpec::from_json(spec_json)?;
     let mut sim = Simulator::new(&spec)?;
+    match std::env::var(FAULT_ENV).as_deref() {
+        Ok("panic_at_build") => panic!("{FAULT_ENV}=panic_at_build: deliberate panic after building the engine"),
+        Ok("panic_in_run") => {
+            let mut faulty = |_: Time, _: u64| -> bool { panic!("{FAULT_ENV}=panic_in_run: deliberate panic during the run") };
+            let _ = sim.run(&mut faulty);
+            panic!("{FAULT_ENV}=panic_in_run: deliberate panic at the end of a run too short for a progress report");
+        }
+        _ => {}
+    }
     Ok(sim.run(progress))
 }

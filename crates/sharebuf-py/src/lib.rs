@@ -3,7 +3,12 @@
 //! Columns come back as raw little-endian byte buffers with a dtype tag, which the Python
 //! side wraps with `numpy.frombuffer` (no per-element conversion).
 
-use pyo3::exceptions::PyValueError;
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use sharebuf_core::bm::{BmContext, BufferManager};
@@ -11,6 +16,42 @@ use sharebuf_core::{RunOutput, SimSpec, Simulator};
 use std::sync::Arc;
 
 mod pyscheme;
+
+create_exception!(_core, EngineInternalError, PyRuntimeError, "A panic inside the engine (a bug in sharebuf); the message is the panic's.");
+
+thread_local! {
+    /// Set while this thread runs the engine: its panics are caught and reported, not printed.
+    static IN_ENGINE: Cell<bool> = const { Cell::new(false) };
+    /// The message and location of the last engine panic on this thread.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Wrap the panic hook once: a panic inside `simulate` is recorded for the error message
+/// instead of printed (no Rust backtrace reaches the user; `SHAREBUF_DEBUG_BACKTRACE` set: printed too,
+/// so a developer can see where it came from; `RUST_BACKTRACE` alone is often set globally).
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let prev = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_ENGINE.with(|f| f.get()) {
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(no message)".into());
+                let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
+                if std::env::var_os("SHAREBUF_DEBUG_BACKTRACE").is_none() {
+                    return;
+                }
+            }
+            prev(info)
+        }));
+    });
+}
 
 fn raw<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: T is a plain integer type; the slice covers exactly the vector's elements.
@@ -118,31 +159,23 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
 #[pyo3(signature = (spec_json, progress=None, scheme_factory=None, scheme_label=None))]
 fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>, scheme_factory: Option<PyObject>, scheme_label: Option<String>) -> PyResult<PyObject> {
     let mut cb_err: Option<PyErr> = None;
+    install_panic_hook();
     let res = match scheme_factory {
         None => py.allow_threads(|| {
-            let mut cb = |now: u64, events: u64| -> bool {
-                match &progress {
-                    None => true,
-                    Some(f) => Python::with_gil(|py| call_progress(py, f, now, events, &mut cb_err)),
-                }
-            };
-            sharebuf_core::run_json(&spec_json, &mut cb)
+            let mut cb = |now: u64, events: u64| -> bool { Python::with_gil(|py| poll(py, progress.as_ref(), now, events, &mut cb_err)) };
+            in_engine(|| sharebuf_core::run_json(&spec_json, &mut cb))
         }),
         Some(factory) => {
             let label = scheme_label.unwrap_or_else(|| "python".into());
             let failure = Arc::new(pyscheme::Failure::default());
-            let res = SimSpec::from_json(&spec_json).and_then(|spec| {
-                let mut make = |ctx: &BmContext| -> Result<Box<dyn BufferManager>, String> { Ok(Box::new(pyscheme::PyScheme::build(py, &factory, &label, ctx, &failure)?)) };
-                let mut sim = Simulator::with_bm_factory(&spec, &mut make)?;
-                let mut cb = |now: u64, events: u64| -> bool {
+            let res = in_engine(|| {
+                SimSpec::from_json(&spec_json).and_then(|spec| {
+                    let mut make = |ctx: &BmContext| -> Result<Box<dyn BufferManager>, String> { Ok(Box::new(pyscheme::PyScheme::build(py, &factory, &label, ctx, &failure)?)) };
+                    let mut sim = Simulator::with_bm_factory(&spec, &mut make)?;
                     // A hook failed: stop at this check (the run's output is discarded).
-                    !failure.is_set()
-                        && match &progress {
-                            None => true,
-                            Some(f) => call_progress(py, f, now, events, &mut cb_err),
-                        }
-                };
-                Ok(sim.run(&mut cb))
+                    let mut cb = |now: u64, events: u64| -> bool { !failure.is_set() && poll(py, progress.as_ref(), now, events, &mut cb_err) };
+                    Ok(sim.run(&mut cb))
+                })
             });
             if let Some(e) = failure.take() {
                 return Err(e);
@@ -154,8 +187,12 @@ fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>, schem
         return Err(e);
     }
     match res {
-        Ok(o) => to_py(py, &o),
-        Err(msg) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(o)) => to_py(py, &o),
+        Ok(Err(msg)) => Err(PyValueError::new_err(msg)),
+        Err(_) => {
+            let msg = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "(no message)".into());
+            Err(EngineInternalError::new_err(format!("engine panicked: {msg}")))
+        }
     }
 }
 
@@ -187,6 +224,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pyscheme::SchemeContext>()?;
     m.add_class::<pyscheme::StateView>()?;
     m.add_class::<pyscheme::PacketView>()?;
+    m.add("EngineInternalError", m.py().get_type_bound::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
