@@ -196,14 +196,26 @@ fn simulate(py: Python<'_>, spec_json: String, progress: Option<PyObject>, schem
     }
 }
 
-fn call_progress(py: Python<'_>, f: &PyObject, now: u64, events: u64, err: &mut Option<PyErr>) -> bool {
-    match f.call1(py, (now as f64 * 1e-12, events)) {
-        Ok(v) => v.is_truthy(py).unwrap_or(true),
-        Err(e) => {
-            *err = Some(e);
-            false
-        }
-    }
+/// Run `f` as engine code: its panics are caught (and recorded by the hook, not printed).
+fn in_engine<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    IN_ENGINE.with(|x| x.set(true));
+    let r = panic::catch_unwind(AssertUnwindSafe(f));
+    IN_ENGINE.with(|x| x.set(false));
+    r
+}
+
+/// The engine's periodic check, with the GIL held: the progress callback if there is one, else
+/// Python's signal handlers (Ctrl-C, SIGTERM stop the run within 2^18 events, not at its end).
+/// False stops the run; an exception is kept in `err`.
+fn poll(py: Python<'_>, progress: Option<&PyObject>, now: u64, events: u64, err: &mut Option<PyErr>) -> bool {
+    let r = match progress {
+        None => py.check_signals().map(|_| true),
+        Some(f) => f.call1(py, (now as f64 * 1e-12, events)).map(|v| v.is_truthy(py).unwrap_or(true)),
+    };
+    r.unwrap_or_else(|e| {
+        *err = Some(e);
+        false
+    })
 }
 
 #[pyfunction]
