@@ -45,6 +45,7 @@ VARIANTS = {
     "profile_rfc9438ca": ("ns3dc", {"transport.cc_params.cnt_clamp_segments": 0, "transport.cc_params.reno_friendly": True}),
     # one of the two ns-3 Cubic settings alone on top of the profile's other settings
     "profile_clamponly": ("ns3dc", {"transport.cc_params.reno_friendly": True}),
+    "profile_nofriendlyonly": ("ns3dc", {"transport.cc_params.cnt_clamp_segments": 0}),
 }
 
 
