@@ -379,8 +379,16 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # datacenter RTTs read 1 µs, so HyStart's ack train fires
                                                      # at 16 segments (docs/transports/cubic.md)
         # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
+        # ns-3.39 TcpCubic's congestion avoidance (applied only when transport.cc = "cubic"):
+        "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
+        "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
     },
 }
+
+
+#: Profile keys under this prefix are Cubic's parameters; applied only when transport.cc is one of these.
+CC_PARAMS_PREFIX = "transport.cc_params."
+CC_PARAMS_FOR = ("cubic",)
 
 
 def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
@@ -398,7 +406,11 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
 
     out = copy.deepcopy(data)
     applied: Dict[str, Any] = {}
+    tr = out.get("transport")
+    cc = tr.get("cc", "newreno") if isinstance(tr, dict) else "newreno"
     for dotted, value in PROFILES[name].items():
+        if dotted.startswith(CC_PARAMS_PREFIX) and cc not in CC_PARAMS_FOR:
+            continue  # a congestion control's own parameters: only for that one (Cubic)
         *path, leaf = dotted.split(".")
         d = out
         for part in path:

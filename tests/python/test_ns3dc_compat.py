@@ -175,10 +175,29 @@ def test_profile_shows_in_summary_and_rejects_unknown():
     sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
     s = sharebuf.run(sc, quiet=True).summary
     assert s["profile"]["name"] == "ns3dc"
-    assert s["profile"]["set"] == {k: v for k, v in PROFILES["ns3dc"].items()}
+    # star() runs NewReno: the profile's Cubic parameters (transport.cc_params.*) are not applied
+    assert s["profile"]["set"] == {k: v for k, v in PROFILES["ns3dc"].items() if not k.startswith("transport.cc_params.")}
     sc["profile"] = "ns3"
     with pytest.raises(ScenarioError, match=r"profile = 'ns3': unknown profile; allowed: none, ns3dc"):
         parse_scenario(sc)
+
+
+def test_profile_gives_cubic_ns3_congestion_avoidance():
+    """With transport.cc = "cubic" the profile sets ns-3.39 TcpCubic's congestion avoidance
+    (CntClamp 20, no Reno-friendly region; the window arithmetic is checked by
+    cc::cubic::tests::no_loss_cnt_clamp_grows_one_segment_per_20_acks); a scenario's own value
+    wins; a bad value is one clear error naming the key."""
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "cubic", "cc_params": {"reno_friendly": True}}
+    p = parse_scenario(sc)
+    assert p.transport.cc_params == {"reno_friendly": True, "cnt_clamp_segments": 20}
+    assert p.profile_report()["set"]["transport.cc_params.cnt_clamp_segments"] == 20
+    assert "transport.cc_params.reno_friendly" not in p.profile_report()["set"]
+    sc["transport"] = {"cc": "cubic", "cc_params": {"cnt_clamp_segments": 2.5}}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
+    with pytest.raises(Exception, match=r"transport.cc_params.cnt_clamp_segments = 2.5: must be a whole number in 0..=255"):
+        sharebuf.run(sc, quiet=True)
 
 
 # ----------------------------------------------------------------------------- 5. incast replay

@@ -99,3 +99,91 @@ fn classic_hystart_leaves_slow_start_where_ns3_does() {
     assert_eq!(exit_segments(10, ms, json!({"hystart": "off"})), None);
 }
 
+
+/// Wraps Cubic; records when the window first reaches each whole number of segments.
+struct Grower {
+    inner: Box<dyn CongestionControl>,
+    reached: Arc<Mutex<Vec<(u64, Time)>>>,
+    lost: Arc<Mutex<bool>>,
+}
+
+impl CongestionControl for Grower {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn clone_box(&self) -> Box<dyn CongestionControl> {
+        Box::new(Grower { inner: self.inner.clone_box(), reached: self.reached.clone(), lost: self.lost.clone() })
+    }
+    fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
+        self.inner.on_start(w, now, path)
+    }
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        self.inner.on_ack(w, a);
+        let seg = w.cwnd_bytes / 1400;
+        let mut r = self.reached.lock().unwrap();
+        if r.last().map_or(true, |&(s, _)| seg > s) {
+            r.push((seg, a.now));
+        }
+    }
+    fn ssthresh_after_loss(&mut self, w: &Window, f: u64) -> u64 {
+        *self.lost.lock().unwrap() = true;
+        self.inner.ssthresh_after_loss(w, f)
+    }
+    fn ssthresh_after_timeout(&mut self, w: &Window, f: u64) -> u64 {
+        *self.lost.lock().unwrap() = true;
+        self.inner.ssthresh_after_timeout(w, f)
+    }
+    fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
+        self.inner.on_timeout(w, now, snd_max)
+    }
+}
+
+/// ns-3.37 TcpCubic (HyStart on, timestamps on, IW 10; same path and tool as above:
+/// `hystart --initCwnd=10 --timestamp=1 --bytes=3000000 --stop=0.02`), time (s) at which the
+/// CongestionWindow trace first shows N segments. HyStart exits at 16 segments at 1.1696 ms;
+/// from there TcpCubic's CntClamp (20, no loss yet) adds one segment per 20 ACKs.
+const NS3_CA_GROWTH: [(u64, f64); 6] = [(20, 0.001582840), (30, 0.002263070), (40, 0.002766846), (50, 0.003167276), (60, 0.003487620), (70, 0.003751138)];
+
+#[test]
+fn congestion_avoidance_before_a_loss_grows_as_ns3_tcpcubic() {
+    let run = |cc_params: serde_json::Value| {
+        let v = json!({
+            "seed": 1, "max_ps": 6_000_000_000u64, "arrivals_until_ps": 1u64,
+            "topology": {"kind": "star", "hosts": 2, "link_bps": 10_000_000_000u64, "link_delay_ps": 20_000_000u64},
+            "switch": {"buffer_bytes": 100_000_000u64, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "dt", "params": {"alpha": 1.0}}},
+            "transport": {"cc": "cubic", "cc_params": cc_params, "mss_bytes": 1400, "header_bytes": 54, "init_cwnd_packets": 10,
+                          "min_rto_ps": 5_000_000_000u64, "initial_rto_ps": 5_000_000_000u64, "handshake": true, "delayed_ack_packets": 1,
+                          "delayed_ack_timeout_ps": 200_000_000u64, "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false,
+                          "max_rto_ps": 1_000_000_000_000u64, "timestamp_tick_ps": 1_000_000_000u64},
+            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 1, "size_bytes": 3_000_000u64, "start_ps": 1_000_000_000u64, "priority": 0}]}],
+            "output": {"buffer_sample_ps": 0, "queue_sample_ps": 0}
+        });
+        let spec: SimSpec = serde_json::from_value(v).unwrap();
+        let mut sim = Simulator::new(&spec).unwrap();
+        let reached = Arc::new(Mutex::new(Vec::new()));
+        let lost = Arc::new(Mutex::new(false));
+        let inner = cc::build("cubic", &spec.transport.cc_params).unwrap();
+        sim.set_cc_prototype(0, Box::new(Grower { inner, reached: reached.clone(), lost: lost.clone() }));
+        sim.run(&mut |_, _| true);
+        assert!(!*lost.lock().unwrap(), "no loss on this path");
+        let r = reached.lock().unwrap().clone();
+        r
+    };
+    let at = |r: &[(u64, Time)], seg: u64| r.iter().find(|&&(s, _)| s >= seg).map(|&(_, t)| t as f64 * 1e-12);
+    // ns-3's congestion avoidance: within 0.5 % of ns-3's time to reach each window (measured:
+    // equal to 0.1 us; one increment of 20 ACKs early or late at 40 segments would be 1.5 %).
+    let ns3 = run(json!({"cnt_clamp_segments": 20, "reno_friendly": false}));
+    let mut worst = 0.0f64;
+    for (seg, t_ns3) in NS3_CA_GROWTH {
+        let t = at(&ns3, seg).unwrap_or_else(|| panic!("never reached {seg} segments"));
+        eprintln!("{seg} segments: ns-3 {:.4} ms, sharebuf {:.4} ms", t_ns3 * 1e3, t * 1e3);
+        worst = worst.max((t - t_ns3).abs() / t_ns3);
+    }
+    assert!(worst < 0.005, "worst relative difference from ns-3 {worst}");
+    // RFC 9438's congestion avoidance (sharebuf's default) grows by W_est's 0.53 segment per
+    // RTT (16 -> 40 segments takes about 45 RTTs, 3.7 ms): it has not reached 40 segments when
+    // ns-3 reaches 70.
+    let rfc = run(json!({}));
+    eprintln!("RFC 9438: 30 segments at {:?} s, 40 at {:?} s", at(&rfc, 30), at(&rfc, 40));
+    assert!(at(&rfc, 40).map_or(true, |t| t > NS3_CA_GROWTH[5].1), "{:?}", at(&rfc, 40));
+}

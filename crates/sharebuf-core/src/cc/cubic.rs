@@ -68,6 +68,13 @@ pub struct Cubic {
     fast_convergence: bool,
     hystart: HyStart,
     hs_cfg: HyStartCfg,
+    /// RFC 9438 §4.3 Reno-friendly region (W_est); ns-3.39's TcpCubic has none.
+    reno_friendly: bool,
+    /// Until the first loss (and again after a timeout), congestion avoidance adds at least one
+    /// segment per this many ACKed segments (Linux / ns-3 `CntClamp` 20: 5 % per RTT); 0: off.
+    cnt_clamp: u32,
+    /// A loss set W_max since the start or the last timeout (ns-3 / Linux `last_max_cwnd != 0`).
+    lost: bool,
     /// W_max in bytes (0: none, the next epoch starts its curve at the current window).
     w_max: f64,
     /// Start of the current congestion-avoidance epoch (None: not started).
@@ -88,7 +95,7 @@ pub struct Cubic {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments"])?;
+    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments", "reno_friendly", "cnt_clamp_segments"])?;
     let c = p.f64_or("c", 0.4)?;
     let beta = p.f64_or("beta", 0.7)?;
     check_positive("transport.cc_params", "c", &[c])?;
@@ -103,7 +110,12 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         return Err(format!("transport.cc_params.hystart_low_window_segments = {low}: must be a whole number >= 0"));
     }
     hs_cfg.low_window_segments = low as u64;
-    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg)))
+    let reno_friendly = p.bool_or("reno_friendly", true)?;
+    let clamp = p.f64_or("cnt_clamp_segments", 0.0)?;
+    if !(clamp >= 0.0 && clamp.fract() == 0.0 && clamp <= 255.0) {
+        return Err(format!("transport.cc_params.cnt_clamp_segments = {clamp}: must be a whole number in 0..=255 (0: off; ns-3 and Linux: 20)"));
+    }
+    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg).with_ca(reno_friendly, clamp as u32)))
 }
 
 /// `hystart = "classic" | "rfc9406" | "off"`; the former numeric 0 / 1 still mean off / HyStart++.
@@ -132,7 +144,15 @@ impl Cubic {
     }
 
     pub fn with_hystart(c: f64, beta: f64, fast_convergence: bool, hystart: HyStart, hs_cfg: HyStartCfg) -> Self {
-        Cubic { c, beta, fast_convergence, hystart, hs_cfg, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
+        Cubic { c, beta, fast_convergence, hystart, hs_cfg, reno_friendly: true, cnt_clamp: 0, lost: false, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
+    }
+
+    /// Congestion-avoidance flavour: `reno_friendly` (RFC 9438 §4.3, Linux; not ns-3.39) and
+    /// the no-loss `cnt_clamp` (Linux, ns-3: 20; 0 = off).
+    pub fn with_ca(mut self, reno_friendly: bool, cnt_clamp: u32) -> Self {
+        self.reno_friendly = reno_friendly;
+        self.cnt_clamp = cnt_clamp;
+        self
     }
 
     /// W_cubic(t) in bytes, t seconds since the epoch start.
@@ -153,6 +173,7 @@ impl Cubic {
         let cwnd = w.cwnd_bytes as f64;
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
         self.epoch_start = None;
+        self.lost = true;
         ((cwnd * self.beta) as u64).max(2 * w.mss_bytes)
     }
 
@@ -233,7 +254,7 @@ impl CongestionControl for Cubic {
         "cubic"
     }
     fn clone_box(&self) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg))
+        Box::new(Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp))
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if let Some(r) = a.rtt_ps {
@@ -281,11 +302,16 @@ impl CongestionControl for Cubic {
         let alpha_cubic = 3.0 * (1.0 - self.beta) / (1.0 + self.beta);
         self.w_est += alpha_cubic * mss * a.acked_bytes as f64 / cwnd;
         let wc = self.w_cubic(t, mss);
-        if wc < self.w_est {
+        if self.reno_friendly && wc < self.w_est {
             self.cwnd_f = self.w_est.max(cwnd);
         } else {
             let target = self.w_cubic(t + rtt, mss).clamp(cwnd, 1.5 * cwnd);
             self.cwnd_f = cwnd + (target - cwnd) * a.acked_bytes as f64 / cwnd;
+        }
+        if self.cnt_clamp > 0 && !self.lost {
+            // Linux bictcp_update / ns-3 TcpCubic::Update: with no loss yet, cnt <= clamp,
+            // i.e. at least one segment per `cnt_clamp` ACKed segments.
+            self.cwnd_f = self.cwnd_f.max(cwnd + a.acked_bytes as f64 / self.cnt_clamp as f64);
         }
         w.cwnd_bytes = (self.cwnd_f as u64).max(w.mss_bytes);
     }
@@ -301,6 +327,7 @@ impl CongestionControl for Cubic {
     /// HyStart starts over (new minimum RTT, detectors re-armed, round ending at snd_max).
     fn on_timeout(&mut self, _w: &mut Window, now: Time, snd_max: u64) {
         self.w_max = 0.0;
+        self.lost = false;
         self.k_s = 0.0;
         self.epoch_start = None;
         self.hs.delay_min = None;
@@ -362,5 +389,58 @@ mod tests {
         let w2 = Window { cwnd_bytes: 80_000, ..w };
         assert_eq!(cc.ssthresh_after_loss(&w2, 80_000), 56_000);
         assert!((cc.w_max_bytes() - 80_000.0 * 0.85).abs() < 1e-9);
+    }
+
+    /// One ACK per `mss` segment at a fixed RTT, `n` ACKs, starting at `t0`.
+    fn ack_n(cc: &mut Cubic, w: &mut Window, una: &mut u64, t0: Time, n: u64) -> Time {
+        let rtt: Time = 100 * PS_PER_MS / 1000; // 100 us
+        let mut now = t0;
+        for _ in 0..n {
+            *una += w.mss_bytes;
+            let a = AckInfo { now, acked_bytes: w.mss_bytes, ece: false, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: *una, snd_nxt: *una + w.cwnd_bytes, path: crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
+            cc.on_ack(w, &a);
+            now += rtt * w.mss_bytes / w.cwnd_bytes.max(1);
+        }
+        now
+    }
+
+    /// ns-3.39 TcpCubic / Linux bictcp_update: with no loss yet (last_max_cwnd = 0) cnt is
+    /// clamped to CntClamp = 20, so congestion avoidance adds one segment per 20 ACKed
+    /// segments (5 % per RTT); ns-3 has no Reno-friendly region. Hand computation: from
+    /// cwnd = 50 segments (HyStart's exit: ssthresh = cwnd), 400 ACKs add 400 / 20 = 20
+    /// segments exactly (the cubic term, C (t + RTT)^3 with t < 10 ms, is < 0.001 B and below
+    /// the window). After a loss the clamp no longer applies (window flat within one
+    /// segment, K = 3.3 s away); after a timeout it applies again.
+    #[test]
+    fn no_loss_cnt_clamp_grows_one_segment_per_20_acks() {
+        let mss = 1000u64;
+        let mk = |friendly: bool, clamp: u32| Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()).with_ca(friendly, clamp);
+        let w0 = Window { cwnd_bytes: 50_000, ssthresh_bytes: 50_000, mss_bytes: mss, pacing_rate_bps: 0 };
+        // ns-3 flavour: clamp 20, no Reno-friendly region.
+        let (mut cc, mut w, mut una) = (mk(false, 20), w0, 0u64);
+        let t = ack_n(&mut cc, &mut w, &mut una, PS_PER_S, 400);
+        assert_eq!(w.cwnd_bytes, 70_000);
+        // A loss: ssthresh = 0.7 cwnd = 49,000; afterwards no clamp, the window stays flat.
+        w.ssthresh_bytes = cc.ssthresh_after_loss(&w, w.cwnd_bytes);
+        w.cwnd_bytes = w.ssthresh_bytes;
+        assert_eq!(w.cwnd_bytes, 49_000);
+        let t = ack_n(&mut cc, &mut w, &mut una, t, 400);
+        assert!(w.cwnd_bytes >= 49_000 && w.cwnd_bytes < 49_000 + mss, "{}", w.cwnd_bytes);
+        // A timeout forgets the loss (ns-3 CubicReset: m_lastMaxCwnd = 0): the clamp is back.
+        w.ssthresh_bytes = cc.ssthresh_after_timeout(&w, w.cwnd_bytes);
+        cc.on_timeout(&mut w, t, una);
+        w.cwnd_bytes = w.ssthresh_bytes; // as if slow start had reached ssthresh again
+        let c0 = w.cwnd_bytes;
+        ack_n(&mut cc, &mut w, &mut una, t + PS_PER_MS, 200);
+        assert_eq!(w.cwnd_bytes, c0 + 10 * mss);
+        // Without the clamp and without the Reno-friendly region the window stays flat.
+        let (mut cc, mut w, mut una) = (mk(false, 0), w0, 0u64);
+        ack_n(&mut cc, &mut w, &mut una, PS_PER_S, 400);
+        assert_eq!(w.cwnd_bytes, 50_000);
+        // RFC 9438 (sharebuf's default): W_est grows by 3(1 - b)/(1 + b) = 0.529 segment per
+        // window of ACKs: 400 ACKs from 50 segments are about 7.7 windows, so about 4 segments.
+        let (mut cc, mut w, mut una) = (mk(true, 0), w0, 0u64);
+        ack_n(&mut cc, &mut w, &mut una, PS_PER_S, 400);
+        assert!(w.cwnd_bytes > 53_500 && w.cwnd_bytes < 54_500, "{}", w.cwnd_bytes);
     }
 }
