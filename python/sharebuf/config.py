@@ -275,6 +275,13 @@ class OutputSection(Section):
     queue_sample_us: NonNegFloat = 0.0
 
 
+class DebugSection(Section):
+    #: Check the engine's invariants (conservation of packets and bytes, buffer accounting,
+    #: empty pools after the drain, no event in the past) at every sample tick and at the end
+    #: of the run; a violation stops the run with a message naming it. Debug builds always check.
+    check_invariants: bool = False
+
+
 # ----------------------------------------------------------------------------- profiles
 #: Named compatibility profiles: dotted-key defaults applied under the user's own keys (a key
 #: the scenario sets itself wins). ``profile = "none"`` (or no profile) is sharebuf's defaults.
@@ -361,6 +368,7 @@ class Scenario(Section):
     transport: TransportSection = Field(default_factory=TransportSection)
     workload: List[Workload] = Field(default_factory=list)
     output: OutputSection = Field(default_factory=OutputSection)
+    debug: DebugSection = Field(default_factory=DebugSection)
     #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.
     recorded: Optional[Dict[str, Any]] = None
     #: Settings the profile made (dotted key -> value), for the run's summary.
@@ -665,7 +673,7 @@ def resolve(sc: Scenario, base: Path) -> dict:
         nic_k = min(ecn) if ecn else None
     elif nic_k == "none":
         nic_k = None
-    return dict(
+    spec = dict(
         seed=sc.seed,
         max_ps=ms(sc.max_ms),
         arrivals_until_ps=ms(arrivals_ms),
@@ -683,6 +691,10 @@ def resolve(sc: Scenario, base: Path) -> dict:
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )
+    if sc.debug.check_invariants:
+        # Only when on: a default scenario's engine spec (and its hash) stays as it was.
+        spec["debug"] = dict(check_invariants=True)
+    return spec
 
 
 def engine_spec_json(spec: dict) -> str:

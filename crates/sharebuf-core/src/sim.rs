@@ -15,6 +15,10 @@ use crate::transport::{Timer, TransportCfg};
 use crate::workload::{self, QueryDesc};
 use std::collections::VecDeque;
 
+#[path = "invariants.rs"]
+mod invariants;
+use invariants::Invariants;
+
 pub struct Simulator {
     pub topo: Topology,
     cfg: TransportCfg,
@@ -53,6 +57,7 @@ pub struct Simulator {
     /// Per flow, the INT records of the last data packet its receiver got, for the ACK the
     /// delayed-ACK timer sends (empty unless INT and delayed ACKs are both on).
     delack_int: Vec<IntStack>,
+    inv: Invariants,
 }
 
 impl Simulator {
@@ -207,6 +212,7 @@ impl Simulator {
             queue_samples: Vec::new(),
             events_by_kind: [0; 10],
             delack_int: if int && cfg_delack { vec![IntStack::default(); flows.len()] } else { Vec::new() },
+            inv: Invariants::new(spec.debug.check_invariants, flows.len(), cbrs.len()),
             flows,
             cbrs,
             topo,
@@ -282,12 +288,15 @@ impl Simulator {
             if self.outstanding == 0 {
                 self.draining = true;
             }
+            #[cfg(debug_assertions)]
+            self.debug_check_event();
             if self.ev.processed & 0x3_ffff == 0 && !progress(self.ev.now, self.ev.processed) {
                 aborted = true;
                 break;
             }
         }
         let wall_s = wall.elapsed().as_secs_f64();
+        self.check_at_end(hit_max || aborted);
         self.output(wall_s, hit_max || aborted)
     }
 
@@ -304,6 +313,7 @@ impl Simulator {
 
     fn drop_packet(&mut self, id: u32, cause: DropCause) {
         let size = self.pool.get(id).size_bytes as u64;
+        self.inv.on_dropped(self.pool.get(id));
         self.counters.drop_pkts[cause as usize] += 1;
         self.counters.drop_bytes[cause as usize] += size;
         self.pool.free(id);
@@ -341,6 +351,7 @@ impl Simulator {
                             if sw.bm_hooks {
                                 sw.bm.on_evict(&sw.buf, victim, &vp, now);
                             }
+                            self.inv.on_dropped(&vp);
                             self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
                             self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
                             self.pool.free(vid);
@@ -454,6 +465,7 @@ impl Simulator {
             pkt.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
             sw.buf.on_dequeue(qr, pkt.size_bytes as u64, true);
             if sw.bm_hooks && !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+                self.inv.on_dropped(self.pool.get(id));
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
@@ -478,6 +490,7 @@ impl Simulator {
         for mut p in out.drain(..) {
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += p.size_bytes as u64;
+            self.inv.on_sent(&p);
             let port = &mut self.ports[h as usize];
             if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
                 p.flags |= flags::CE;
@@ -514,6 +527,7 @@ impl Simulator {
             let port = &mut self.ports[g];
             port.queued_pkts -= 1;
             port.nic_bytes -= bytes as u64;
+            self.inv.on_dropped(self.pool.get(id));
             self.counters.drop_pkts[DropCause::NicQdisc as usize] += 1;
             self.counters.drop_bytes[DropCause::NicQdisc as usize] += bytes as u64;
             self.pool.free(id);
@@ -527,6 +541,7 @@ impl Simulator {
         self.pool.free(id);
         self.counters.delivered_pkts += 1;
         self.counters.delivered_bytes += p.size_bytes as u64;
+        self.inv.on_delivered(&p);
         if p.has(flags::DATA) {
             self.counters.delivered_data_pkts += 1;
         }
@@ -634,6 +649,7 @@ impl Simulator {
             self.buf_switch.push(s as u16);
             self.buf_bytes.push(sw.buf.occupied_bytes);
         }
+        self.check_at_sample();
         if self.keep_sampling() {
             self.ev.at(now + self.buffer_sample_ps, Kind::SampleBuffer, 0, 0);
         }
@@ -649,6 +665,7 @@ impl Simulator {
                 }
             }
         }
+        self.check_at_sample();
         if self.keep_sampling() {
             self.ev.at(now + self.queue_sample_ps, Kind::SampleQueues, 0, 0);
         }
