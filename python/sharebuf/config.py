@@ -33,7 +33,7 @@ BUNDLED_CDFS = ("websearch", "datamining", "hadoop")
 class Section(BaseModel):
     """A TOML table: unknown keys are errors that list the allowed ones."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -603,6 +603,8 @@ def resolve(sc: Scenario, base: Path) -> dict:
         if isinstance(w, PoissonWorkload):
             pts = read_cdf(w.cdf, base, f"{key}.cdf")
             mean = cdf_mean_bytes(pts)
+            if not mean >= 1:
+                raise ScenarioError(f"{key}.cdf = '{w.cdf}': mean flow size {mean:g} B; a CDF of flow sizes needs a mean of at least 1 byte")
             dest = w.destinations or ("inter_leaf" if isinstance(topo, LeafSpine) and topo.leaves > 1 else "all_to_all")
             if dest == "inter_leaf" and not (isinstance(topo, LeafSpine) and topo.leaves > 1):
                 raise ScenarioError(f"{key}.destinations = 'inter_leaf': needs a leaf_spine topology with >= 2 leaves; allowed here: all_to_all")

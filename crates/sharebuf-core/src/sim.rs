@@ -296,7 +296,7 @@ impl Simulator {
             }
         }
         let wall_s = wall.elapsed().as_secs_f64();
-        self.check_at_end(hit_max || aborted);
+        self.check_at_end(aborted);
         self.output(wall_s, hit_max || aborted)
     }
 
