@@ -556,6 +556,8 @@ def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
             out[-1]["handshake"] = _BOOLS[str(hs).lower()]
         else:
             raise ScenarioError(f"{key} = '{ref}': row {i + 1}: handshake = {hs!r}; allowed: true, false, 1, 0 or empty")
+        if not 0 <= out[-1]["start_s"] < float("inf"):  # NaN and infinities too (found by bench/fuzz.py)
+            raise ScenarioError(f"{key} = '{ref}': row {i + 1}: start_s = {r['start_s']}; allowed: a finite number >= 0")
         if out[-1]["size_bytes"] < 1 or out[-1]["start_s"] < 0 or out[-1]["src"] < 0 or out[-1]["dst"] < 0:
             raise ScenarioError(f"{key} = '{ref}': row {i + 1}: size_bytes must be >= 1, start_s >= 0, hosts >= 0: {r}")
     return out
