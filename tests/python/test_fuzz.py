@@ -125,3 +125,10 @@ def test_cdf_of_zero_mean_is_refused_not_a_division_by_zero(tmp_path):
           "workload": [{"kind": "poisson", "cdf": str(tmp_path / "zero.cdf"), "destinations": "all_to_all"}]}
     with pytest.raises(ScenarioError, match=r"workload\[0\]\.cdf = '.*zero.cdf': mean flow size 0 B; a CDF of flow sizes needs a mean of at least 1 byte"):
         sharebuf.run(sc, quiet=True)
+
+
+def test_link_rate_rounding_to_zero_is_refused_not_an_engine_panic():
+    # Found by the engine fuzz test (crates/sharebuf-core/tests/fuzz_engine.rs): a rate of 0 b/s
+    # divided by zero while the engine built its ports; 1e-12 Gb/s passes `> 0` and rounds to 0.
+    with pytest.raises(ScenarioError, match=r"link rate of port 0 is 0; rates must be > 0"):
+        sharebuf.run({"topology": {"kind": "star", "hosts": 2, "link_gbps": 1e-12}, "switch": {"buffer_bytes": 10_000}}, quiet=True)

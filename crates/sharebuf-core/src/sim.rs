@@ -112,6 +112,12 @@ impl Simulator {
             "ip_payload" => return Err(format!("switch.buffer_accounting = 'ip_payload': needs transport.header_bytes >= {IP_PAYLOAD_OVERHEAD_BYTES} (point-to-point 2 + IPv4 20), got {}", spec.transport.header_bytes)),
             s => return Err(format!("switch.buffer_accounting = '{s}': allowed: wire, ip_payload")),
         };
+        // Before anything divides by a rate (found by the engine fuzz test).
+        for (i, d) in topo.ports.iter().enumerate() {
+            if d.rate_bps == 0 {
+                return Err(format!("topology: link rate of port {i} is 0; rates must be > 0"));
+            }
+        }
         let max_rtt = (0..topo.n_hosts).map(|h| topo.base_rtt_ps(0, h)).max().unwrap_or(0);
         let mut ports: Vec<Port> = topo
             .ports
@@ -135,11 +141,6 @@ impl Simulator {
                 sched: SchedState::default(),
             })
             .collect();
-        for (i, d) in topo.ports.iter().enumerate() {
-            if d.rate_bps == 0 {
-                return Err(format!("topology: link rate of port {i} is 0; rates must be > 0"));
-            }
-        }
         let mut switches = Vec::new();
         for (s, gports) in topo.switch_ports.iter().enumerate() {
             let rates: Vec<u64> = gports.iter().map(|&g| topo.ports[g as usize].rate_bps).collect();

@@ -183,3 +183,29 @@ fn property_rejects_a_nondeterministic_or_unfinished_run() {
     let bad = Case { spec: json!({"seed": 1}), near: None };
     assert!(check(&bad).is_err(), "an unparsable spec without a near-valid value is a failure");
 }
+
+/// Found by the fuzz test: a link rate of 0 divided by zero while the ports were built
+/// (before the check that refuses it); Python reaches it with `link_gbps = 1e-12`.
+#[test]
+fn zero_link_rate_is_refused_not_a_division_by_zero() {
+    let mut spec = case_spec();
+    spec["topology"]["link_bps"] = json!(0);
+    let spec: SimSpec = serde_json::from_value(spec).unwrap();
+    match Simulator::new(&spec) {
+        Err(e) => assert_eq!(e, "topology: link rate of port 0 is 0; rates must be > 0"),
+        Ok(_) => panic!("a zero link rate must be refused"),
+    }
+}
+
+fn case_spec() -> Value {
+    json!({
+        "seed": 1, "max_ps": 1_000_000_000u64, "arrivals_until_ps": 0,
+        "topology": {"kind": "star", "hosts": 2, "link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000},
+        "switch": {"buffer_bytes": 10_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "dt", "params": {}}},
+        "transport": {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 10, "min_rto_ps": 1_000_000_000u64,
+                      "initial_rto_ps": 1_000_000_000u64, "handshake": true, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 200_000_000,
+                      "ack_priority": 0, "unscheduled_bytes": 12500, "unscheduled_acks": true, "max_rto_ps": 1_000_000_000_000u64},
+        "workloads": [{"kind": "flows", "name": "f", "flows": [{"src": 0, "dst": 1, "size_bytes": 5000, "start_ps": 0, "priority": 0}]}],
+        "debug": {"check_invariants": true}
+    })
+}
