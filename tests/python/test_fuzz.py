@@ -132,3 +132,12 @@ def test_link_rate_rounding_to_zero_is_refused_not_an_engine_panic():
     # divided by zero while the engine built its ports; 1e-12 Gb/s passes `> 0` and rounds to 0.
     with pytest.raises(ScenarioError, match=r"link rate of port 0 is 0; rates must be > 0"):
         sharebuf.run({"topology": {"kind": "star", "hosts": 2, "link_gbps": 1e-12}, "switch": {"buffer_bytes": 10_000}}, quiet=True)
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
+def test_flow_file_non_finite_start_is_refused(tmp_path, value):
+    # Found by the long run of bench/fuzz.py: start_s = inf in a flows file crashed with OverflowError.
+    (tmp_path / "f.csv").write_text(f"src,dst,size_bytes,start_s\n0,1,1000,{value}\n")
+    sc = {"topology": {"kind": "star", "hosts": 2}, "switch": {"buffer_bytes": 10_000}, "workload": [{"kind": "flows", "file": str(tmp_path / "f.csv")}]}
+    with pytest.raises(ScenarioError, match=rf"row 1: start_s = {value}; allowed: a finite number >= 0"):
+        sharebuf.run(sc, quiet=True)
