@@ -361,6 +361,13 @@ class OutputSection(Section):
     queue_sample_us: NonNegFloat = 0.0
 
 
+class DebugSection(Section):
+    #: Check the engine's invariants (conservation of packets and bytes, buffer accounting,
+    #: empty pools after the drain, no event in the past) at every sample tick and at the end
+    #: of the run; a violation stops the run with a message naming it. Debug builds always check.
+    check_invariants: bool = False
+
+
 # ----------------------------------------------------------------------------- profiles
 #: Named compatibility profiles: dotted-key defaults applied under the user's own keys (a key
 #: the scenario sets itself wins). ``profile = "none"`` (or no profile) is sharebuf's defaults.
@@ -467,6 +474,7 @@ class Scenario(Section):
     transport: TransportSection = Field(default_factory=TransportSection)
     workload: List[Workload] = Field(default_factory=list)
     output: OutputSection = Field(default_factory=OutputSection)
+    debug: DebugSection = Field(default_factory=DebugSection)
     #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.
     recorded: Optional[Recorded] = None
     #: Settings the profile made (dotted key -> value), for the run's summary.
@@ -870,6 +878,8 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
         if isinstance(w, PoissonWorkload):
             pts = read_cdf(w.cdf, base, f"{key}.cdf")
             mean = cdf_mean_bytes(pts)
+            if not mean >= 1:
+                raise ScenarioError(f"{key}.cdf = '{w.cdf}': mean flow size {mean:g} B; a CDF of flow sizes needs a mean of at least 1 byte")
             dest = w.destinations or ("inter_leaf" if isinstance(topo, LeafSpine) and topo.leaves > 1 else "all_to_all")
             if dest == "inter_leaf" and not (isinstance(topo, (LeafSpine, FatTree)) and topo.leaves > 1):
                 raise ScenarioError(f"{key}.destinations = 'inter_leaf': needs a leaf_spine topology with >= 2 leaves or a fat_tree; allowed here: all_to_all")
@@ -981,6 +991,9 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
     if bad:
         raise ScenarioError(f"{bad[0]} = {bad[1]} (engine spec): outside the engine's 64-bit range; allowed: 0 .. {U64_MAX} "
                             f"(picoseconds, bits/s or bytes); check the scenario key it comes from")
+    if sc.debug.check_invariants:
+        # Only when on: a default scenario's engine spec (and its hash) stays as it was.
+        spec["debug"] = dict(check_invariants=True)
     return spec
 
 

@@ -24,6 +24,18 @@ pub struct SimSpec {
     pub workloads: Vec<WorkloadSpec>,
     #[serde(default)]
     pub output: OutputSpec,
+    #[serde(default)]
+    pub debug: DebugSpec,
+}
+
+/// Debugging aids (`[debug]`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebugSpec {
+    /// Check the engine invariants (`invariants.rs`) at every sample tick and at the end of
+    /// the run; debug builds check them always.
+    #[serde(default)]
+    pub check_invariants: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]

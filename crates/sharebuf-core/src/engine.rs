@@ -329,6 +329,11 @@ impl EventQueue {
         self.len
     }
 
+    /// Visit every queued event, in no particular order (invariant checks; not for the hot path).
+    pub fn for_each(&self, mut f: impl FnMut(&Event)) {
+        self.current.iter().chain(self.ring.iter().flatten()).chain(self.overflow.iter()).for_each(|e| f(e));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -172,6 +172,11 @@ impl FqCodel {
         Some((p.0, p.1))
     }
 
+    /// Visit every queued packet: (id, bytes), bucket by bucket (invariant checks).
+    pub fn for_each_queued(&self, mut f: impl FnMut(u32, u32)) {
+        self.flows.iter().flat_map(|fl| fl.q.iter()).for_each(|&(id, bytes, _)| f(id, bytes));
+    }
+
     /// The next packet to send (RFC 8290 deficit round robin, new flows first), or None.
     pub fn dequeue(&mut self, now: Time, dropped: &mut Vec<(u32, u32)>) -> Option<u32> {
         loop {

@@ -175,6 +175,11 @@ impl PacketPool {
         self.pkts.iter().zip(is_free).filter(|(_, f)| !f).map(|(p, _)| p.size_bytes as u64).sum()
     }
 
+    /// Ids on the free list (invariant checks).
+    pub fn free_ids(&self) -> &[u32] {
+        &self.free
+    }
+
     /// Pool capacity ever reached (packets).
     pub fn capacity(&self) -> usize {
         self.pkts.len()

@@ -15,6 +15,10 @@ use crate::transport::{Timer, TransportCfg};
 use crate::workload::{self, QueryDesc};
 use std::collections::VecDeque;
 
+#[path = "invariants.rs"]
+mod invariants;
+use invariants::Invariants;
+
 pub struct Simulator {
     pub topo: Topology,
     cfg: TransportCfg,
@@ -60,6 +64,7 @@ pub struct Simulator {
     /// Per flow, the INT records of the last data packet its receiver got, for the ACK the
     /// delayed-ACK timer sends (empty unless INT and delayed ACKs are both on).
     delack_int: Vec<IntStack>,
+    inv: Invariants,
 }
 
 /// Builds the buffer-management scheme of one switch from its context (see
@@ -125,6 +130,12 @@ impl Simulator {
             "ip_payload" => return Err(format!("switch.buffer_accounting = 'ip_payload': needs transport.header_bytes >= {IP_PAYLOAD_OVERHEAD_BYTES} (point-to-point 2 + IPv4 20), got {}", spec.transport.header_bytes)),
             s => return Err(format!("switch.buffer_accounting = '{s}': allowed: wire, ip_payload")),
         };
+        // Before anything divides by a rate (found by the engine fuzz test).
+        for (i, d) in topo.ports.iter().enumerate() {
+            if d.rate_bps == 0 {
+                return Err(format!("topology: link rate of port {i} is 0; rates must be > 0"));
+            }
+        }
         let max_rtt = (0..topo.n_hosts).map(|h| topo.base_rtt_ps(0, h)).max().unwrap_or(0);
         let mut ports: Vec<Port> = topo
             .ports
@@ -148,11 +159,6 @@ impl Simulator {
                 sched: SchedState::default(),
             })
             .collect();
-        for (i, d) in topo.ports.iter().enumerate() {
-            if d.rate_bps == 0 {
-                return Err(format!("topology: link rate of port {i} is 0; rates must be > 0"));
-            }
-        }
         let mut switches = Vec::new();
         for (s, gports) in topo.switch_ports.iter().enumerate() {
             let rates: Vec<u64> = gports.iter().map(|&g| topo.ports[g as usize].rate_bps).collect();
@@ -228,6 +234,7 @@ impl Simulator {
             queue_samples: Vec::new(),
             events_by_kind: [0; 10],
             delack_int: if int && cfg_delack { vec![IntStack::default(); flows.len()] } else { Vec::new() },
+            inv: Invariants::new(spec.debug.check_invariants, flows.len(), cbrs.len()),
             flows,
             cbrs,
             topo,
@@ -306,12 +313,15 @@ impl Simulator {
             if self.outstanding == 0 {
                 self.draining = true;
             }
+            #[cfg(debug_assertions)]
+            self.debug_check_event();
             if self.ev.processed & 0x3_ffff == 0 && !progress(self.ev.now, self.ev.processed) {
                 aborted = true;
                 break;
             }
         }
         let wall_s = wall.elapsed().as_secs_f64();
+        self.check_at_end(aborted);
         self.output(wall_s, hit_max || aborted)
     }
 
@@ -328,6 +338,7 @@ impl Simulator {
 
     fn drop_packet(&mut self, id: u32, cause: DropCause) {
         let size = self.pool.get(id).size_bytes as u64;
+        self.inv.on_dropped(self.pool.get(id));
         self.counters.drop_pkts[cause as usize] += 1;
         self.counters.drop_bytes[cause as usize] += size;
         self.pool.free(id);
@@ -365,6 +376,7 @@ impl Simulator {
                             if sw.bm_hooks {
                                 sw.bm.on_evict(&sw.buf, victim, &vp, now);
                             }
+                            self.inv.on_dropped(&vp);
                             self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
                             self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
                             self.pool.free(vid);
@@ -538,6 +550,7 @@ impl Simulator {
             // The scheme sees accounted bytes, as at enqueue.
             let pkt = Packet { size_bytes: acct_bytes, ..*p };
             if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+                self.inv.on_dropped(self.pool.get(id));
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
@@ -562,6 +575,7 @@ impl Simulator {
         for mut p in out.drain(..) {
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += p.size_bytes as u64;
+            self.inv.on_sent(&p);
             let port = &mut self.ports[h as usize];
             if self.nic_direct {
                 // Packets whose transmission has started by now have left the NIC queue.
@@ -626,6 +640,7 @@ impl Simulator {
             let port = &mut self.ports[g];
             port.queued_pkts -= 1;
             port.nic_bytes -= bytes as u64;
+            self.inv.on_dropped(self.pool.get(id));
             self.counters.drop_pkts[DropCause::NicQdisc as usize] += 1;
             self.counters.drop_bytes[DropCause::NicQdisc as usize] += bytes as u64;
             self.pool.free(id);
@@ -639,6 +654,7 @@ impl Simulator {
         self.pool.free(id);
         self.counters.delivered_pkts += 1;
         self.counters.delivered_bytes += p.size_bytes as u64;
+        self.inv.on_delivered(&p);
         if p.has(flags::DATA) {
             self.counters.delivered_data_pkts += 1;
         }
@@ -746,6 +762,7 @@ impl Simulator {
             self.buf_switch.push(s as u16);
             self.buf_bytes.push(sw.buf.occupied_bytes);
         }
+        self.check_at_sample();
         if self.keep_sampling() {
             self.ev.at(now + self.buffer_sample_ps, Kind::SampleBuffer, 0, 0);
         }
@@ -761,6 +778,7 @@ impl Simulator {
                 }
             }
         }
+        self.check_at_sample();
         if self.keep_sampling() {
             self.ev.at(now + self.queue_sample_ps, Kind::SampleQueues, 0, 0);
         }
