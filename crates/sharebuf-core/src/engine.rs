@@ -331,7 +331,10 @@ impl EventQueue {
 
     /// Visit every queued event, in no particular order (invariant checks; not for the hot path).
     pub fn for_each(&self, mut f: impl FnMut(&Event)) {
-        self.current.iter().chain(self.ring.iter().flatten()).chain(self.overflow.iter()).for_each(|e| f(e));
+        for s in self.current.iter() {
+            f(&Event { time: self.cur_start + (s.key >> SEQ_BITS), seq: s.key & ((1 << SEQ_BITS) - 1), a: s.a, b: s.b });
+        }
+        self.ring.iter().flatten().chain(self.overflow.iter()).for_each(|e| f(e));
     }
 
     pub fn is_empty(&self) -> bool {
