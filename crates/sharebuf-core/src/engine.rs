@@ -189,6 +189,16 @@ impl EventQueue {
         Slot { key: ((e.time - self.cur_start) << SEQ_BITS) | e.seq, a: e.a, b: e.b }
     }
 
+    /// Tests only: put an event at `t` even if it is in the past (into the overflow heap, which
+    /// holds absolute times), so that the invariant walker's "no event in the past" can be tested.
+    #[cfg(test)]
+    pub(crate) fn push_past_for_test(&mut self, t: Time, kind: Kind) {
+        let seq = (self.next_seq << 8) | kind as u64;
+        self.next_seq += 1;
+        self.len += 1;
+        self.overflow.push(Event { time: t, seq, a: 0, b: 0 });
+    }
+
     /// Schedule `kind` at absolute time `t` (never in the past).
     #[inline]
     pub fn at(&mut self, t: Time, kind: Kind, a: u32, b: u32) {

@@ -255,6 +255,15 @@ impl Simulator {
                         violated!(self, "host NIC packet count", "{when}: {}: fq_codel counts {} packets, holds {n}", name(g), fq.pkts);
                     }
                 }
+                if self.nic_direct {
+                    // A FIFO NIC without buffer management: packets go on the wire when emitted
+                    // (Arrive events, located above) and the NIC keeps (start, bytes) of those whose
+                    // transmission had not started at their last emission, cleared lazily.
+                    for &(_, b) in &self.nic_pending[g] {
+                        pkts += 1;
+                        bytes += b as u64;
+                    }
+                }
                 if port.nic_bytes != bytes {
                     violated!(self, "host NIC byte count", "{when}: {}: counted {} B, queued packets sum to {bytes} B", name(g), port.nic_bytes);
                 }
@@ -494,11 +503,8 @@ mod tests {
     fn an_event_in_the_past() {
         let mut s = sim();
         run_until_queued(&mut s);
-        // Bypass `at`'s debug assertion: schedule at 0 before time moved, then move time.
-        let now = s.ev.now;
-        s.ev.now = 0;
-        s.ev.at(0, crate::engine::Kind::Rto, 0, 0);
-        s.ev.now = now;
+        // Bypass `at`'s debug assertion (and the calendar's window arithmetic).
+        s.ev.push_past_for_test(0, crate::engine::Kind::Rto);
         s.check_invariants("test");
     }
 
