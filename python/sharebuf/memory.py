@@ -67,6 +67,13 @@ def _counts(spec: dict) -> dict:
     if topo["kind"] == "star":
         hosts = topo["hosts"]
         switches, switch_ports = 1, hosts
+    elif topo["kind"] == "fat_tree":
+        k, hpe = topo["k"], topo["hosts_per_edge"]
+        edges = aggs = k * k // 2
+        cores = (k // 2) ** 2
+        hosts = edges * hpe
+        switches = edges + aggs + cores
+        switch_ports = edges * (hpe + k // 2) + aggs * k + cores * k
     else:
         hosts = topo["leaves"] * topo["servers_per_leaf"]
         switches = topo["leaves"] + topo["spines"]

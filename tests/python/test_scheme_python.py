@@ -250,7 +250,7 @@ def test_configuration_errors_name_the_key(tmp_path):
     # The module next to the scenario wins over sys.path; a sweep-style override keeps it
     # (the class is made absolute like other file inputs).
     _same(sharebuf.run(toml("dtpy:DT")), sharebuf.run(toml("dtpy:DT"), sets={"seed": 1}))
-    with pytest.raises(ScenarioError, match=r"switch\.bm\.scheme = 'pythn': unknown scheme; allowed: .*python"):
+    with pytest.raises(ScenarioError, match=r"switch\.bm\.scheme = 'pythn': unknown scheme \(did you mean 'python'\?\); allowed: .*python"):
         sharebuf.run(_incast({"scheme": "pythn"}))
     # On sys.path (not next to the scenario): a module written to a directory put on sys.path.
     (tmp_path / "mymod_t11.py").write_text((EXAMPLES / "schemes" / "dtpy.py").read_text())

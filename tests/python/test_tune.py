@@ -132,7 +132,7 @@ def test_constraint_and_startup_arithmetic():
     (["--param", "switch.bm.alpha[1]=0.1-1"], "expected KEY=LOW..HIGH"),
     (["--param", "switch.bm.alpha[1]=1..0.5"], "need finite LOW < HIGH"),
     (["--param", "switch.bm.alpha[1]=0..1", "--log"], "--log needs LOW > 0"),
-    (["--param", "switch.bm.alfa=0.1..1"], "switch.bm.alfa: unknown parameter for 'dt'; allowed: alpha"),
+    (["--param", "switch.bm.alfa=0.1..1"], "switch.bm.alfa: unknown parameter for 'dt' (did you mean 'alpha'?); allowed: alpha"),
     (["--param", "switch.bm.alpha[5]=0.1..1"], "index 5 is out of range"),
     (["--param", "switch.bm.alpha[1]=0.1..1", "--objective", "slowdown_p99.incats"], "--objective 'slowdown_p99.incats': unknown metric"),
     (["--param", "switch.bm.alpha[1]=0.1..1", "--constraint", "drops=>3"], "expected METRIC<=VALUE or METRIC>=VALUE"),
