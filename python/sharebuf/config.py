@@ -506,6 +506,8 @@ def _fmt_loc(loc: tuple) -> str:
         is_tag = (prev == "topology") or (isinstance(prev, int) and prev2 == "workload")
         if is_tag and part in ("leaf_spine", "fat_tree", "star", "poisson", "incast", "flows", "cbr"):
             continue
+        if _is_union_member(part):  # e.g. 'list[function-after[...]]': which member of a union was tried
+            continue
         if isinstance(part, int):
             out += f"[{part}]"
         else:
@@ -524,11 +526,42 @@ def show_value(v: Any) -> str:
     return repr(v)
 
 
+def _is_union_member(part) -> bool:
+    """pydantic names the member of a plain union it tried (``int``, ``list[int]``,
+    ``function-after[...]``) in an error's location; no scenario key has brackets."""
+    return isinstance(part, str) and ("[" in part or "(" in part)
+
+
+def _union_errors_that_fit(errors: list) -> list:
+    """Of a union's per-member errors, keep those of the member that fits the input's shape: a
+    list given to ``int | list[int]`` is reported by the list member only (found by bench/fuzz.py)."""
+    def split(err):
+        loc = tuple(err["loc"])
+        j = next((i for i, p in enumerate(loc) if _is_union_member(p)), None)
+        return (loc[:j], loc[j]) if j is not None else (None, None)
+
+    list_groups = {pre for pre, label in map(split, errors) if label is not None and label.startswith("list[")}
+    out = []
+    for err in errors:
+        pre, label = split(err)
+        if pre in list_groups and not label.startswith("list[") and isinstance(err.get("input"), list):
+            continue
+        if label is not None and label.startswith("list[") and err["type"] == "list_type" and len(errors) > 1:
+            continue  # a scalar given to ``int | list[int]``: the scalar member says what is wrong
+        out.append(err)
+    return out
+
+
+#: At most this many problems are listed in one error line.
+MAX_ERRORS_SHOWN = 3
+
+
 def format_validation_error(e: ValidationError) -> str:
     import re
 
     lines = []
-    for err in e.errors():
+    errors = _union_errors_that_fit(e.errors())
+    for err in errors[:MAX_ERRORS_SHOWN]:
         loc = _fmt_loc(tuple(err["loc"]))
         msg = err["msg"]
         msg = msg.removeprefix("Value error, ")
@@ -541,7 +574,8 @@ def format_validation_error(e: ValidationError) -> str:
             lines.append(f"{loc} = {show_value(err['input'])}: {msg}")
         else:
             lines.append(f"{loc}: {msg}")
-    return "; ".join(lines)
+    more = len(errors) - MAX_ERRORS_SHOWN
+    return "; ".join(lines) + (f" (and {more} more)" if more > 0 else "")
 
 
 def parse_scenario(data: dict) -> Scenario:
@@ -878,8 +912,6 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
         if isinstance(w, PoissonWorkload):
             pts = read_cdf(w.cdf, base, f"{key}.cdf")
             mean = cdf_mean_bytes(pts)
-            if not mean >= 1:
-                raise ScenarioError(f"{key}.cdf = '{w.cdf}': mean flow size {mean:g} B; a CDF of flow sizes needs a mean of at least 1 byte")
             dest = w.destinations or ("inter_leaf" if isinstance(topo, LeafSpine) and topo.leaves > 1 else "all_to_all")
             if dest == "inter_leaf" and not (isinstance(topo, (LeafSpine, FatTree)) and topo.leaves > 1):
                 raise ScenarioError(f"{key}.destinations = 'inter_leaf': needs a leaf_spine topology with >= 2 leaves or a fat_tree; allowed here: all_to_all")
