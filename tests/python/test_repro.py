@@ -81,6 +81,14 @@ def test_claim_rules_on_a_hand_table():
     # a claim at an x that was not run has no measured value and does not hold
     r = claims.evaluate(_c(rule="ratio", series="A", others=["B"], at=9.0, max=1), t)
     assert math.isnan(r["measured"]) and not r["holds"]
+    # two-sided bounds: every value must lie in [min, max]; the one below min decides
+    # (A/B over x = 0.5, 0.75, 0.1: 0.1 < 0.3 fails although the largest, 0.75, is inside)
+    r = claims.evaluate(_c(rule="ratio", series="A", others=["B"], at="all", min=0.3, max=0.8), t)
+    assert r["measured"] == 0.1 and not r["holds"]
+    # ... and per other series at one x (A/B = 0.5, A/C = 0.25 at x = 1)
+    r = claims.evaluate(_c(rule="ratio", series="A", others=["B", "C"], at=1.0, min=0.3, max=0.6), t)
+    assert r["measured"] == 0.25 and not r["holds"]
+    assert claims.evaluate(_c(rule="ratio", series="A", others=["B", "C"], at=1.0, min=0.2, max=0.6), t)["measured"] == 0.5
 
 
 def test_new_claim_rules_on_a_hand_table():

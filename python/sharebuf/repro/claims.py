@@ -3,7 +3,8 @@
 Every rule yields a *measured* number and whether it holds:
 
 * ``ratio``: y(series) / y(others) at ``at`` — ``combine = "each"`` reports the worst (largest,
-  or smallest when only ``min`` is given) ratio over the other series, ``mean`` the ratio to their
+  or smallest when only ``min`` is given; with both ``min`` and ``max``, the smallest if it is
+  below ``min``, else the largest) ratio over the other series, ``mean`` the ratio to their
   mean, ``min``/``max`` the ratio to their min/max. ``at = "all"``: the worst over every x;
   ``at = "mean"``: the mean over x of the per-x ratio. Holds iff min ≤ measured ≤ max.
 * ``within``: |y(series)/y(other) − 1| over the others (worst), holds iff ≤ max.
@@ -47,14 +48,13 @@ def _xs(table, series: str, others: List[str]) -> List:
     return [x for x in xs if all(x in table.get(o, {}) for o in others)]
 
 
-def _combine(vals: List[float], how: str, lower_is_worse: bool) -> float:
-    if how == "mean":
-        raise AssertionError
-    if how == "min":
-        return min(vals)
-    if how == "max":
-        return max(vals)
-    return min(vals) if lower_is_worse else max(vals)
+def _worst(vals: List[float], c: Claim) -> float:
+    """The value that decides a bound check over several values (per other series, per x): with
+    both ``min`` and ``max``, the lowest if it is below ``min``, else the highest; with only
+    ``min``, the lowest; otherwise the highest."""
+    if c.min is not None and c.max is not None:
+        return min(vals) if min(vals) < c.min else max(vals)
+    return min(vals) if (c.max is None and c.min is not None) else max(vals)
 
 
 def _ratio_at(table, c: Claim, x) -> float:
@@ -67,7 +67,7 @@ def _ratio_at(table, c: Claim, x) -> float:
         return y / min(ys)
     if c.combine == "max":
         return y / max(ys)
-    return _combine(rs, "each", lower_is_worse=c.max is None and c.min is not None)
+    return _worst(rs, c)
 
 
 def _inversions(seq: List[float], direction: str, rel_tol: float) -> int:
@@ -112,10 +112,8 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
                     measured = float(np.mean(vals))
                 elif c.at == "any":
                     measured = float(max(vals)) if c.max is None and c.min is not None else float(min(vals))
-                elif c.max is None and c.min is not None:
-                    measured = float(min(vals))
                 else:
-                    measured = float(max(vals))
+                    measured = float(_worst(vals, c))
         elif c.rule in ("growth", "range"):
             ys = [(x, _y(table, c.series, x)) for x in sorted(table.get(c.series, {}))]
             ys = [(x, v) for x, v in ys if not math.isnan(v)]
