@@ -6,7 +6,7 @@ the papers (ABM.md Eq. 9 steady state, FB.md Eq. 3/14) or an exact property of t
 import pytest
 
 import sharebuf
-from conftest import star
+from conftest import star, two_port_overload
 
 B = 2_000_000
 
@@ -100,12 +100,7 @@ def test_complete_sharing_lets_one_queue_take_the_whole_pool():
     port overloaded 2:1 by CBR fills the pool to within one packet of B; with a second port
     overloaded later the two still fill the whole pool between them (no thresholds), while DT
     (α = 0.5) gives two congested queues B·α/(1+2α) = B/4 each."""
-    sc = star(hosts=6, buffer_bytes=500_000, nq=1, scheme="cs")
-    sc["max_ms"] = 6
-    sc["output"] = {"buffer_sample_us": 10, "queue_sample_us": 10}
-    flows = [{"src": s, "dst": 0, "rate_gbps": 10, "stop_ms": 6} for s in (2, 3)]
-    flows += [{"src": s, "dst": 1, "rate_gbps": 10, "start_ms": 2, "stop_ms": 6} for s in (4, 5)]
-    sc["workload"] = [{"kind": "cbr", "flows": flows}]
+    sc = two_port_overload(500_000, "cs")
     res = sharebuf.run(sc)
     q = res.queue_occupancy
     # After any admission the pool has room for less than one 1,502-B packet, and a departure

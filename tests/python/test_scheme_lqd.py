@@ -6,7 +6,7 @@ sequences (ties, variable sizes) are the Rust unit tests in crates/sharebuf-core
 import pytest
 
 import sharebuf
-from conftest import star
+from conftest import star, two_port_overload
 
 B = 500_000
 PKT = 1_502  # CBR packet on the wire (1,448 B payload + 54 B headers)
@@ -45,12 +45,7 @@ def test_lqd_pushes_out_from_the_longest_queue_and_splits_the_pool_equally():
     long: every late sample of each queue is B/2 within two packets (the classic LQD split among
     equally overloaded queues), and the pool stays full. Complete Sharing, without push-out,
     lets the two queues swing between empty and the whole pool."""
-    sc = star(hosts=6, buffer_bytes=B, nq=1, scheme="lqd")
-    sc["max_ms"] = 6
-    sc["output"] = {"buffer_sample_us": 10, "queue_sample_us": 10}
-    flows = [{"src": s, "dst": 0, "rate_gbps": 10, "stop_ms": 6} for s in (2, 3)]
-    flows += [{"src": s, "dst": 1, "rate_gbps": 10, "start_ms": 2, "stop_ms": 6} for s in (4, 5)]
-    sc["workload"] = [{"kind": "cbr", "flows": flows}]
+    sc = two_port_overload(B, "lqd")
     res = sharebuf.run(sc)
     q = res.queue_occupancy
     early = q[(q.time_s >= 0.001) & (q.time_s < 0.002) & (q.port == 0)].bytes
