@@ -11,30 +11,26 @@ use sharebuf_core::engine::Time;
 use sharebuf_core::{SimSpec, Simulator};
 use std::sync::{Arc, Mutex};
 
-/// Wraps Cubic; records the window when slow start ends (ssthresh first set by an ACK).
-struct Recorder {
+/// Wraps Cubic; records (time, cwnd, ssthresh) after every ACK, and whether a loss happened.
+struct Probe {
     inner: Box<dyn CongestionControl>,
-    exit: Arc<Mutex<Option<u64>>>,
+    acks: Arc<Mutex<Vec<(Time, u64, u64)>>>,
     lost: Arc<Mutex<bool>>,
 }
 
-impl CongestionControl for Recorder {
+impl CongestionControl for Probe {
     fn name(&self) -> &'static str {
         "cubic"
     }
     fn clone_box(&self) -> Box<dyn CongestionControl> {
-        Box::new(Recorder { inner: self.inner.clone_box(), exit: self.exit.clone(), lost: self.lost.clone() })
+        Box::new(Probe { inner: self.inner.clone_box(), acks: self.acks.clone(), lost: self.lost.clone() })
     }
     fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
         self.inner.on_start(w, now, path)
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        let before = w.ssthresh_bytes;
         self.inner.on_ack(w, a);
-        let mut e = self.exit.lock().unwrap();
-        if before == u64::MAX && w.ssthresh_bytes != u64::MAX && e.is_none() {
-            *e = Some(w.ssthresh_bytes);
-        }
+        self.acks.lock().unwrap().push((a.now, w.cwnd_bytes, w.ssthresh_bytes));
     }
     fn ssthresh_after_loss(&mut self, w: &Window, f: u64) -> u64 {
         *self.lost.lock().unwrap() = true;
@@ -49,29 +45,38 @@ impl CongestionControl for Recorder {
     }
 }
 
-/// Slow-start exit window in segments of a lone Cubic flow (None: never left slow start).
-fn exit_segments(init_cwnd: u32, timestamp_tick_ps: u64, cc_params: serde_json::Value) -> Option<f64> {
+/// A lone Cubic flow of `size_bytes` (MSS 1400) from host 0 to host 1 across one switch, 80 µs
+/// round-trip propagation, a buffer that never fills: the (time, cwnd, ssthresh) of every ACK.
+/// Asserts that no loss happened.
+fn lone_flow_acks(init_cwnd: u32, timestamp_tick_ps: u64, cc_params: serde_json::Value, size_bytes: u64, max_ps: u64) -> Vec<(Time, u64, u64)> {
     let v = json!({
-        "seed": 1, "max_ps": 4_000_000_000u64, "arrivals_until_ps": 1u64,
+        "seed": 1, "max_ps": max_ps, "arrivals_until_ps": 1u64,
         "topology": {"kind": "star", "hosts": 2, "link_bps": 10_000_000_000u64, "link_delay_ps": 20_000_000u64},
         "switch": {"buffer_bytes": 100_000_000u64, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "dt", "params": {"alpha": 1.0}}},
         "transport": {"cc": "cubic", "cc_params": cc_params, "mss_bytes": 1400, "header_bytes": 54, "init_cwnd_packets": init_cwnd,
                       "min_rto_ps": 5_000_000_000u64, "initial_rto_ps": 5_000_000_000u64, "handshake": true, "delayed_ack_packets": 1,
                       "delayed_ack_timeout_ps": 200_000_000u64, "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false,
                       "max_rto_ps": 1_000_000_000_000u64, "timestamp_tick_ps": timestamp_tick_ps},
-        "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 1, "size_bytes": 20_000_000u64, "start_ps": 1_000_000_000u64, "priority": 0}]}],
+        "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 1, "size_bytes": size_bytes, "start_ps": 1_000_000_000u64, "priority": 0}]}],
         "output": {"buffer_sample_ps": 0, "queue_sample_ps": 0}
     });
     let spec: SimSpec = serde_json::from_value(v).unwrap();
     let mut sim = Simulator::new(&spec).unwrap();
-    let exit = Arc::new(Mutex::new(None));
+    let acks = Arc::new(Mutex::new(Vec::new()));
     let lost = Arc::new(Mutex::new(false));
     let inner = cc::build("cubic", &spec.transport.cc_params).unwrap();
-    sim.set_cc_prototype(0, Box::new(Recorder { inner, exit: exit.clone(), lost: lost.clone() }));
+    sim.set_cc_prototype(0, Box::new(Probe { inner, acks: acks.clone(), lost: lost.clone() }));
     sim.run(&mut |_, _| true);
-    assert!(!*lost.lock().unwrap(), "no loss before the slow-start exit on this path");
-    let e = *exit.lock().unwrap();
-    e.map(|b| b as f64 / 1400.0)
+    assert!(!*lost.lock().unwrap(), "no loss on this path");
+    let a = acks.lock().unwrap().clone();
+    a
+}
+
+/// Slow-start exit window in segments of a lone Cubic flow (None: never left slow start): the
+/// ssthresh the first ACK sets (there is no loss to set it otherwise).
+fn exit_segments(init_cwnd: u32, timestamp_tick_ps: u64, cc_params: serde_json::Value) -> Option<f64> {
+    let acks = lone_flow_acks(init_cwnd, timestamp_tick_ps, cc_params, 20_000_000, 4_000_000_000);
+    acks.iter().find(|&&(_, _, ss)| ss != u64::MAX).map(|&(_, _, ss)| ss as f64 / 1400.0)
 }
 
 // ns-3.37 TcpCubic (HyStart on, BOTH detectors), bench/ns3/hystart/hystart.cc, ssthresh at exit:
@@ -100,44 +105,6 @@ fn classic_hystart_leaves_slow_start_where_ns3_does() {
 }
 
 
-/// Wraps Cubic; records when the window first reaches each whole number of segments.
-struct Grower {
-    inner: Box<dyn CongestionControl>,
-    reached: Arc<Mutex<Vec<(u64, Time)>>>,
-    lost: Arc<Mutex<bool>>,
-}
-
-impl CongestionControl for Grower {
-    fn name(&self) -> &'static str {
-        "cubic"
-    }
-    fn clone_box(&self) -> Box<dyn CongestionControl> {
-        Box::new(Grower { inner: self.inner.clone_box(), reached: self.reached.clone(), lost: self.lost.clone() })
-    }
-    fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
-        self.inner.on_start(w, now, path)
-    }
-    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        self.inner.on_ack(w, a);
-        let seg = w.cwnd_bytes / 1400;
-        let mut r = self.reached.lock().unwrap();
-        if r.last().map_or(true, |&(s, _)| seg > s) {
-            r.push((seg, a.now));
-        }
-    }
-    fn ssthresh_after_loss(&mut self, w: &Window, f: u64) -> u64 {
-        *self.lost.lock().unwrap() = true;
-        self.inner.ssthresh_after_loss(w, f)
-    }
-    fn ssthresh_after_timeout(&mut self, w: &Window, f: u64) -> u64 {
-        *self.lost.lock().unwrap() = true;
-        self.inner.ssthresh_after_timeout(w, f)
-    }
-    fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
-        self.inner.on_timeout(w, now, snd_max)
-    }
-}
-
 /// ns-3.37 TcpCubic (HyStart on, timestamps on, IW 10; same path and tool as above:
 /// `hystart --initCwnd=10 --timestamp=1 --bytes=3000000 --stop=0.02`), time (s) at which the
 /// CongestionWindow trace first shows N segments. HyStart exits at 16 segments at 1.1696 ms;
@@ -146,30 +113,9 @@ const NS3_CA_GROWTH: [(u64, f64); 6] = [(20, 0.001582840), (30, 0.002263070), (4
 
 #[test]
 fn congestion_avoidance_before_a_loss_grows_as_ns3_tcpcubic() {
-    let run = |cc_params: serde_json::Value| {
-        let v = json!({
-            "seed": 1, "max_ps": 6_000_000_000u64, "arrivals_until_ps": 1u64,
-            "topology": {"kind": "star", "hosts": 2, "link_bps": 10_000_000_000u64, "link_delay_ps": 20_000_000u64},
-            "switch": {"buffer_bytes": 100_000_000u64, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "dt", "params": {"alpha": 1.0}}},
-            "transport": {"cc": "cubic", "cc_params": cc_params, "mss_bytes": 1400, "header_bytes": 54, "init_cwnd_packets": 10,
-                          "min_rto_ps": 5_000_000_000u64, "initial_rto_ps": 5_000_000_000u64, "handshake": true, "delayed_ack_packets": 1,
-                          "delayed_ack_timeout_ps": 200_000_000u64, "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false,
-                          "max_rto_ps": 1_000_000_000_000u64, "timestamp_tick_ps": 1_000_000_000u64},
-            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 1, "size_bytes": 3_000_000u64, "start_ps": 1_000_000_000u64, "priority": 0}]}],
-            "output": {"buffer_sample_ps": 0, "queue_sample_ps": 0}
-        });
-        let spec: SimSpec = serde_json::from_value(v).unwrap();
-        let mut sim = Simulator::new(&spec).unwrap();
-        let reached = Arc::new(Mutex::new(Vec::new()));
-        let lost = Arc::new(Mutex::new(false));
-        let inner = cc::build("cubic", &spec.transport.cc_params).unwrap();
-        sim.set_cc_prototype(0, Box::new(Grower { inner, reached: reached.clone(), lost: lost.clone() }));
-        sim.run(&mut |_, _| true);
-        assert!(!*lost.lock().unwrap(), "no loss on this path");
-        let r = reached.lock().unwrap().clone();
-        r
-    };
-    let at = |r: &[(u64, Time)], seg: u64| r.iter().find(|&&(s, _)| s >= seg).map(|&(_, t)| t as f64 * 1e-12);
+    let run = |cc_params: serde_json::Value| lone_flow_acks(10, 1_000_000_000, cc_params, 3_000_000, 6_000_000_000);
+    // The time at which the window first holds `seg` whole segments.
+    let at = |r: &[(Time, u64, u64)], seg: u64| r.iter().find(|&&(_, cwnd, _)| cwnd / 1400 >= seg).map(|&(t, _, _)| t as f64 * 1e-12);
     // ns-3's congestion avoidance: within 0.5 % of ns-3's time to reach each window (measured:
     // equal to 0.1 us; one increment of 20 ACKs early or late at 40 segments would be 1.5 %).
     let ns3 = run(json!({"cnt_clamp_segments": 20, "reno_friendly": false}));
