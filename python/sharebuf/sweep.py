@@ -67,11 +67,20 @@ def set_path(d: dict, key: str, value: Any) -> None:
 
 
 def parse_value(tok: str) -> Any:
-    """One value: JSON (numbers, true/false, lists, quoted strings) or else a bare string."""
+    """One value: JSON (numbers, true/false, lists, quoted strings), else a TOML value (inline
+    tables such as ``{scheme = "dt", alpha = 0.5}``, single-quoted strings), else a bare string."""
     try:
         return json.loads(tok)
     except json.JSONDecodeError:
-        return tok
+        pass
+    if tok[:1] in "{['":
+        from .config import tomllib
+
+        try:
+            return tomllib.loads("v = " + tok)["v"]
+        except tomllib.TOMLDecodeError:
+            pass
+    return tok
 
 
 def parse_values(text: str) -> List[Any]:

@@ -9,7 +9,7 @@ import pytest
 
 import sharebuf
 from conftest import EXAMPLES
-from sharebuf.sweep import parse_values, plot, set_path, sweep
+from sharebuf.sweep import parse_sets, parse_values, plot, scenario_dict, set_path, sweep
 
 B = 1_000_000
 
@@ -24,6 +24,18 @@ def test_parse_values_and_set_path():
     assert d["switch"]["bm"]["alpha"] == 2 and d["workload"][1]["fan_in"] == 8
     with pytest.raises(sharebuf.ScenarioError, match=r"workload.*index 5"):
         set_path(d, "workload[5].load", 1)
+
+
+def test_set_takes_toml_inline_tables_and_strings():
+    # A whole section in one --set (TOML inline table), a single-quoted TOML string, bare words.
+    sets = parse_sets(['switch.bm={scheme = "dt", alpha = [1, 0.25]}', "transport.cc='dctcp'", "name=my run"])
+    assert sets == {"switch.bm": {"scheme": "dt", "alpha": [1, 0.25]}, "transport.cc": "dctcp", "name": "my run"}
+    d = scenario_dict("default", sets)
+    assert d["switch"]["bm"]["scheme"] == "dt" and d["switch"]["bm"]["alpha"] == [1, 0.25]
+    assert d["transport"]["cc"] == "dctcp"
+    # Something that looks like a table but is not one stays a string and is refused by validation.
+    with pytest.raises(sharebuf.ScenarioError, match=r"switch\.bm"):
+        scenario_dict("default", parse_sets(["switch.bm={scheme = dt}"]))
 
 
 def test_sweep_over_alpha_matches_closed_forms(tmp_path):
