@@ -534,6 +534,18 @@ mod tests {
         s.check_invariants("test");
     }
 
+    /// A flow must not retire (its slot freed for another flow) while a packet of it is still
+    /// queued or on a link.
+    #[test]
+    #[should_panic(expected = "invariant violated: every TCP packet belongs to an active flow: test: packet")]
+    fn a_packet_of_a_retired_flow() {
+        let mut s = sim();
+        run_until_queued(&mut s);
+        let fi = (0..s.flows.len()).find(|&i| s.flows.get(i).is_some()).expect("an active flow");
+        s.flows.retire_now_for_test(fi);
+        s.check_invariants("test");
+    }
+
     /// Debug builds keep a per-flow ledger: a delivery booked on the wrong flow is caught
     /// although every total still balances.
     #[cfg(debug_assertions)]
