@@ -21,11 +21,19 @@ star, 1,000,000 hosts, 8 queues per port      835 MB       32 B per extra switch
 star, 300,000 / 600,000 hosts                 238 / 398 MB per host 348 / 440 B (vectors grow by
                                                            doubling): the model errs high there
 leaf-spine 4 leaves x 150,000 servers         468 MB       check: the model gives 489 MB (+4 %)
-star, 16 hosts, 200,784 / 800,098 flows       251 / 506 MB 424 B per flow between the two, 585 B
-(1 kB flows, generated, none started)                      from the base: 480 B per flow (engine
-                                                           state and output tables); the model
-                                                           gives 230 / 518 MB (-8 % / +2 %)
-bundled ``default`` (2,237 flows, samples)    170 MB       check: the model gives 193 MB (+13 %)
+star, 16 hosts, 200,784 / 800,098 flows       195 / 321 MB above the base (87 MB in this later build,
+(1 kB flows, generated, none started), and                 which imports lazily): 107.6 / 233.8 /
+999,902 flows (all run and finished)          381 MB       294.3 MB; least squares: 239 B per flow
+                                                           (``FLOW_BYTES``; the engine's share is
+                                                           102 B, issue 10) + 60 MB once a run has
+                                                           flows (``FLOWS_BASE_BYTES``: output
+                                                           writing); the model gives -2 / +4 / -2 %
+bundled ``default`` (2,237 flows, samples)    170 MB       check: the model gave 193 MB (+13 %);
+                                                           in the later build 124 MB, the model
+                                                           243 MB (+96 %: ``BASE_BYTES`` predates
+                                                           the lazy imports, and
+                                                           ``FLOWS_BASE_BYTES`` is a large-run
+                                                           figure; small runs never near a limit)
 ============================================  ===========  ==========================================
 
 Packets in flight (at most what the buffers, device queues and the hosts' windows hold, and
@@ -48,7 +56,10 @@ BASE_BYTES = 134_000_000
 HOST_BYTES = 454
 ROUTE_ENTRY_BYTES = 23
 QUEUE_BYTES = 32
-FLOW_BYTES = 480
+FLOW_BYTES = 240
+#: Once per run with TCP flows: the peak of converting and writing the flow tables (measured as
+#: the intercept of peak RSS against the flow count; not per flow).
+FLOWS_BASE_BYTES = 62_000_000
 QUERY_BYTES = 100
 PACKET_BYTES = 128      # 48 B packet + pool free list + queue slot, x2 for vector growth
 BUFFER_SAMPLE_BYTES = 80   # 18 B per row in the engine, x2 growth, copies to numpy/Arrow
@@ -128,7 +139,7 @@ def estimate_spec_memory_bytes(spec: dict) -> int:
     """Estimated peak memory (bytes) of running a resolved engine spec (see the module doc)."""
     c = _counts(spec)
     b = (BASE_BYTES + HOST_BYTES * c["hosts"] + ROUTE_ENTRY_BYTES * c["route_entries"] + QUEUE_BYTES * max(0, c["queues"] - c["switch_ports"])
-         + FLOW_BYTES * c["flows"] + QUERY_BYTES * c["queries"] + PACKET_BYTES * c["packets_in_flight"]
+         + FLOW_BYTES * c["flows"] + (FLOWS_BASE_BYTES if c["flows"] else 0) + QUERY_BYTES * c["queries"] + PACKET_BYTES * c["packets_in_flight"]
          + BUFFER_SAMPLE_BYTES * c["buffer_sample_rows"] + QUEUE_SAMPLE_BYTES * c["queue_sample_rows"])
     return int(b)
 

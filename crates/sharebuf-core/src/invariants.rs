@@ -12,6 +12,7 @@
 //! The full check walks every place a packet can be (switch queues, host NIC queues and
 //! fq_codel buckets, device FIFOs, links: pending `Arrive` events) and asserts
 //! - every allocated packet is in exactly one place, and no freed packet is anywhere;
+//! - every TCP packet belongs to an active flow (started, not retired: `transport::flows`);
 //! - packets and wire bytes: sent = delivered + dropped + in flight, in total and (with the
 //!   debug ledger) per flow; constant-rate flows: their own sent/delivered counters agree;
 //! - per switch, queue and priority: occupancy within [0, buffer] and equal to the sum of the
@@ -175,9 +176,11 @@ impl Simulator {
         if self.outstanding != 0 {
             violated!(self, "every flow finished or stopped after the drain", "{} flows outstanding with no event left (a flow stalled without a timer)", self.outstanding);
         }
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.end_ps.is_none() || f.rcv_nxt < f.size_bytes {
-                violated!(self, "every flow finished after the drain", "flow {i} ({} -> {}, {} B): received {} B, end {:?}", f.src, f.dst, f.size_bytes, f.rcv_nxt, f.end_ps);
+        let d = &self.flows.desc;
+        for i in 0..self.flows.len() {
+            let (end, received) = (self.flows.end_ps(i), self.flows.received_bytes(i));
+            if end == u64::MAX || received < d.size_bytes[i] {
+                violated!(self, "every flow finished after the drain", "flow {i} ({} -> {}, {} B): received {received} B, end {:?}", d.src[i], d.dst[i], d.size_bytes[i], (end != u64::MAX).then_some(end));
             }
         }
     }
@@ -209,6 +212,10 @@ impl Simulator {
             seen[i] = true;
             let p = self.pool.get(id);
             located.add(p.size_bytes);
+            if !p.has(flags::CBR) && (p.flow as usize) < self.flows.len() && self.flows.slot_of(p.flow as usize).is_none() {
+                let state = if self.flows.retired(p.flow as usize) { "retired" } else { "not started" };
+                violated!(self, "every TCP packet belongs to an active flow", "{when}: packet {id} in {} belongs to flow {}, which is {state}", place(), p.flow);
+            }
             let t = if p.has(flags::CBR) { cbr_loc.get_mut(p.flow as usize) } else { tcp_loc.get_mut(p.flow as usize) };
             match t {
                 Some(t) => t.add(p.size_bytes),
@@ -524,6 +531,18 @@ mod tests {
         let mut s = sim();
         run_until_queued(&mut s);
         s.cbrs[0].delivered_bytes = s.cbrs[0].sent_bytes + 1;
+        s.check_invariants("test");
+    }
+
+    /// A flow must not retire (its slot freed for another flow) while a packet of it is still
+    /// queued or on a link.
+    #[test]
+    #[should_panic(expected = "invariant violated: every TCP packet belongs to an active flow: test: packet")]
+    fn a_packet_of_a_retired_flow() {
+        let mut s = sim();
+        run_until_queued(&mut s);
+        let fi = (0..s.flows.len()).find(|&i| s.flows.get(i).is_some()).expect("an active flow");
+        s.flows.retire_now_for_test(fi);
         s.check_invariants("test");
     }
 

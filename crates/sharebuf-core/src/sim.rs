@@ -10,6 +10,7 @@ use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
+use crate::transport::flows::FlowTable;
 use crate::transport::tcp::TcpFlow;
 use crate::transport::{Timer, TransportCfg};
 use crate::workload::{self, QueryDesc};
@@ -29,9 +30,8 @@ pub struct Simulator {
     pool: PacketPool,
     pub ports: Vec<Port>,
     pub switches: Vec<Switch>,
-    pub flows: Vec<TcpFlow>,
-    flow_workload: Vec<u16>,
-    flow_query: Vec<i64>,
+    /// TCP flows: cold descriptors, active `TcpFlow`s in a slab, results of retired ones.
+    pub flows: FlowTable,
     queries: Vec<QueryDesc>,
     cbrs: Vec<CbrFlow>,
     workload_names: Vec<String>,
@@ -61,9 +61,10 @@ pub struct Simulator {
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
     events_by_kind: [u64; 10],
-    /// Per flow, the INT records of the last data packet its receiver got, for the ACK the
-    /// delayed-ACK timer sends (empty unless INT and delayed ACKs are both on).
+    /// Per active-flow slot, the INT records of the last data packet its receiver got, for
+    /// the ACK the delayed-ACK timer sends (kept only if `delack_int_on`: INT and delayed ACKs).
     delack_int: Vec<IntStack>,
+    delack_int_on: bool,
     inv: Invariants,
 }
 
@@ -184,22 +185,11 @@ impl Simulator {
             });
         }
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
-        let mut flows = Vec::with_capacity(gen.flows.len());
-        let mut flow_workload = Vec::with_capacity(gen.flows.len());
-        let mut flow_query = Vec::with_capacity(gen.flows.len());
-        for (i, f) in gen.flows.iter().enumerate() {
-            if f.size_bytes == 0 {
-                return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", f.src, f.dst));
-            }
-            let path = PathInfo {
-                base_rtt_ps: topo.base_rtt_ps(f.src, f.dst),
-                tau_ps: topo.unloaded_rtt_ps(f.src, f.dst, cfg.mss_bytes + cfg.header_bytes, cfg.header_bytes),
-                line_rate_bps: topo.host_rate_bps,
-            };
-            flows.push(TcpFlow::new(i as u32, f.src, f.dst, f.size_bytes, f.start_ps, f.priority, f.handshake, path, &cfg));
-            flow_workload.push(f.workload);
-            flow_query.push(f.query);
+        if let Some(i) = gen.flows.size_bytes.iter().position(|&b| b == 0) {
+            return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", gen.flows.src[i], gen.flows.dst[i]));
         }
+        // Each flow's `TcpFlow` is built when it starts (`flow_start`).
+        let flows = FlowTable::new(gen.flows);
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
         let int = cc_protos.iter().any(|c| c.wants_int());
         let n_hosts = topo.n_hosts as usize;
@@ -213,8 +203,6 @@ impl Simulator {
             pool: PacketPool::new(int),
             ports,
             switches,
-            flow_workload,
-            flow_query,
             queries: gen.queries,
             workload_names: gen.names,
             cc_protos,
@@ -233,14 +221,15 @@ impl Simulator {
             buf_bytes: Vec::new(),
             queue_samples: Vec::new(),
             events_by_kind: [0; 10],
-            delack_int: if int && cfg_delack { vec![IntStack::default(); flows.len()] } else { Vec::new() },
+            delack_int: Vec::new(),
+            delack_int_on: int && cfg_delack,
             inv: Invariants::new(spec.debug.check_invariants, flows.len(), cbrs.len()),
             flows,
             cbrs,
             topo,
         };
         for i in 0..sim.flows.len() {
-            sim.ev.at(sim.flows[i].start_ps, Kind::FlowStart, i as u32, 0);
+            sim.ev.at(sim.flows.desc.start_ps[i], Kind::FlowStart, i as u32, 0);
             sim.outstanding += 1;
         }
         for i in 0..sim.cbrs.len() {
@@ -663,12 +652,14 @@ impl Simulator {
             return;
         }
         let fi = p.flow as usize;
-        let f = &mut self.flows[fi];
+        // A flow retires only with none of its packets left in the network.
+        let s = self.flows.slot_of(fi).expect("a packet of an active flow");
+        let f = self.flows.at_mut(s);
         if h == f.dst {
             if f.on_receive(&p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
-            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(fi)) {
+            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s)) {
                 if p.has(flags::DATA) {
                     *slot = st;
                 }
@@ -679,12 +670,14 @@ impl Simulator {
             self.emit(h, None);
         }
         self.arm_timers(fi);
+        self.flows.after_packet(fi, s, &self.pool);
     }
 
     // ---------------------------------------------------------------- timers & sources
 
     fn arm_timers(&mut self, fi: usize) {
-        let f = &mut self.flows[fi];
+        let Some(s) = self.flows.slot_of(fi) else { return };
+        let f = self.flows.at_mut(s);
         for (t, k) in [(&mut f.rto, Kind::Rto), (&mut f.pace, Kind::Pace), (&mut f.delack, Kind::DelAck)] {
             if t.needs_event() {
                 t.event_at = t.deadline;
@@ -695,7 +688,9 @@ impl Simulator {
 
     fn timer_event(&mut self, fi: u32, which: TimerKind) {
         let now = self.ev.now;
-        let f = &mut self.flows[fi as usize];
+        // A retired flow has no timer armed: its pending events are stale.
+        let Some(s) = self.flows.slot_of(fi as usize) else { return };
+        let f = self.flows.at_mut(s);
         let t: &mut Timer = match which {
             TimerKind::Rto => &mut f.rto,
             TimerKind::Pace => &mut f.pace,
@@ -717,17 +712,32 @@ impl Simulator {
             TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
-        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(fi as usize).copied()) } else { (f.src, None) };
+        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s).copied()) } else { (f.src, None) };
         self.emit(h, echo);
         self.arm_timers(fi as usize);
     }
 
+    /// Flow `fi` starts: build its `TcpFlow` from its descriptor (cold until now) and a clone of
+    /// its congestion-control prototype, in a free slab slot.
     fn flow_start(&mut self, fi: u32) {
         let now = self.ev.now;
-        let cc = self.cc_protos[self.workload_cc[self.flow_workload[fi as usize] as usize]].clone_box();
-        let f = &mut self.flows[fi as usize];
+        let i = fi as usize;
+        let d = &self.flows.desc;
+        let (src, dst) = (d.src[i], d.dst[i]);
+        let (mss, hdr) = (self.cfg.mss_bytes, self.cfg.header_bytes);
+        let path = PathInfo { base_rtt_ps: self.topo.base_rtt_ps(src, dst), tau_ps: self.topo.unloaded_rtt_ps(src, dst, mss + hdr, hdr), line_rate_bps: self.topo.host_rate_bps };
+        let flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, &self.cfg);
+        let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_box();
+        let s = self.flows.activate(i, flow);
+        if self.delack_int_on {
+            if s == self.delack_int.len() {
+                self.delack_int.push(IntStack::default());
+            } else {
+                self.delack_int[s] = IntStack::default();
+            }
+        }
+        let f = self.flows.at_mut(s);
         f.start(now, cc, &self.cfg, &mut self.out);
-        let src = f.src;
         self.emit(src, None);
         self.arm_timers(fi as usize);
     }
@@ -800,26 +810,17 @@ impl Simulator {
     fn output(&mut self, wall_s: f64, hit_max: bool) -> RunOutput {
         let mut o = RunOutput::default();
         let rate = self.topo.host_rate_bps;
-        for (i, f) in self.flows.iter().enumerate() {
-            o.flow_src.push(f.src);
-            o.flow_dst.push(f.dst);
-            o.flow_size.push(f.size_bytes);
-            o.flow_start_ps.push(f.start_ps);
-            o.flow_end_ps.push(f.end_ps.unwrap_or(u64::MAX));
-            o.flow_ideal_ps.push(min_fct_ps(&self.path_hops(f.src, f.dst), f.size_bytes, self.cfg.mss_bytes, self.cfg.header_bytes, f.handshake));
-            o.flow_ideal_paper_ps.push(paper_ideal_fct_ps(f.path.base_rtt_ps, f.size_bytes, rate));
-            o.flow_prio.push(f.prio);
-            o.flow_workload.push(self.flow_workload[i]);
-            o.flow_query.push(self.flow_query[i]);
-            o.flow_retransmits.push(f.retransmits);
-            o.flow_timeouts.push(f.timeouts);
-            o.flow_received.push(f.rcv_nxt.min(f.size_bytes));
-        }
+        let n = self.flows.len();
+        let d = &self.flows.desc;
+        o.flow_ideal_ps = (0..n).map(|i| min_fct_ps(&self.path_hops(d.src[i], d.dst[i]), d.size_bytes[i], self.cfg.mss_bytes, self.cfg.header_bytes, d.handshake[i])).collect();
+        o.flow_ideal_paper_ps = (0..n).map(|i| paper_ideal_fct_ps(self.topo.base_rtt_ps(d.src[i], d.dst[i]), d.size_bytes[i], rate)).collect();
+        (o.flow_end_ps, o.flow_retransmits, o.flow_timeouts, o.flow_received) = self.flows.take_results();
+        // The descriptor columns are the output columns.
+        let d = std::mem::take(&mut self.flows.desc);
+        (o.flow_src, o.flow_dst, o.flow_size, o.flow_start_ps, o.flow_prio, o.flow_workload, o.flow_query) = (d.src, d.dst, d.size_bytes, d.start_ps, d.priority, d.workload, d.query);
         let mut qend = vec![0u64; self.queries.len()];
-        for (i, f) in self.flows.iter().enumerate() {
-            let q = self.flow_query[i];
+        for (&q, &e) in o.flow_query.iter().zip(&o.flow_end_ps) {
             if q >= 0 {
-                let e = f.end_ps.unwrap_or(u64::MAX);
                 qend[q as usize] = qend[q as usize].max(e);
             }
         }

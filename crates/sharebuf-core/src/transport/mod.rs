@@ -6,6 +6,7 @@
 //! simulator (`crate::sim`) moves packets and schedules timers.
 
 pub mod cbr;
+pub mod flows;
 pub mod sack;
 pub mod tcp;
 

@@ -2,7 +2,7 @@
 //! makes `fan_in` responders each send request_bytes / fan_in to the requester at the
 //! query time, over connections opened beforehand (no handshake), as in the ABM code.
 
-use super::{candidates, exp_ps, FlowDesc, QueryDesc};
+use super::{candidates, exp_ps, FlowColumns, FlowDesc, QueryDesc};
 use crate::engine::Time;
 use crate::topology::Topology;
 use rand::Rng;
@@ -37,7 +37,7 @@ pub struct Incast {
 }
 
 impl Incast {
-    pub fn generate<R: Rng>(&self, topo: &Topology, until: Time, wi: u16, rng: &mut R, flows: &mut Vec<FlowDesc>, queries: &mut Vec<QueryDesc>) -> Result<(), String> {
+    pub fn generate<R: Rng>(&self, topo: &Topology, until: Time, wi: u16, rng: &mut R, flows: &mut FlowColumns, queries: &mut Vec<QueryDesc>) -> Result<(), String> {
         if !(self.queries_per_s_per_host.is_finite() && self.queries_per_s_per_host >= 0.0) {
             return Err(format!("workload.queries_per_s_per_host = {}: must be >= 0", self.queries_per_s_per_host));
         }

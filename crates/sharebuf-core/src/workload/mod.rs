@@ -13,7 +13,7 @@ use crate::topology::Topology;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-/// A TCP flow to run.
+/// A TCP flow to run: the row a generator pushes into [`FlowColumns`].
 #[derive(Clone, Debug)]
 pub struct FlowDesc {
     pub src: u32,
@@ -28,6 +28,49 @@ pub struct FlowDesc {
     pub handshake: bool,
 }
 
+/// The TCP flows of a run, one column per [`FlowDesc`] field (36 B per flow, no padding);
+/// flow `i` is row `i`. The simulator keeps them as each flow's cold descriptor until the
+/// flow starts and hands the first seven columns over as the run's output columns, so a
+/// flow's description is stored once.
+#[derive(Clone, Debug, Default)]
+pub struct FlowColumns {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub size_bytes: Vec<u64>,
+    pub start_ps: Vec<Time>,
+    pub priority: Vec<u8>,
+    pub workload: Vec<u16>,
+    /// Incast query this flow answers, or -1.
+    pub query: Vec<i64>,
+    pub handshake: Vec<bool>,
+}
+
+impl FlowColumns {
+    pub fn push(&mut self, f: FlowDesc) {
+        self.src.push(f.src);
+        self.dst.push(f.dst);
+        self.size_bytes.push(f.size_bytes);
+        self.start_ps.push(f.start_ps);
+        self.priority.push(f.priority);
+        self.workload.push(f.workload);
+        self.query.push(f.query);
+        self.handshake.push(f.handshake);
+    }
+
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+
+    /// Row `i`.
+    pub fn get(&self, i: usize) -> FlowDesc {
+        FlowDesc { src: self.src[i], dst: self.dst[i], size_bytes: self.size_bytes[i], start_ps: self.start_ps[i], priority: self.priority[i], workload: self.workload[i], query: self.query[i], handshake: self.handshake[i] }
+    }
+}
+
 /// An incast query.
 #[derive(Clone, Debug)]
 pub struct QueryDesc {
@@ -39,7 +82,7 @@ pub struct QueryDesc {
 
 #[derive(Default)]
 pub struct Generated {
-    pub flows: Vec<FlowDesc>,
+    pub flows: FlowColumns,
     pub queries: Vec<QueryDesc>,
     pub cbr: Vec<(crate::config::CbrSpec, u16)>,
     pub names: Vec<String>,

@@ -3,7 +3,7 @@
 //! gives λ = load·C_host / (8·E[size]) per host; the ABM code's definition (utilization of a
 //! leaf's uplinks) gives λ = load·C_uplinks / (8·E[size]·servers_per_leaf).
 
-use super::{candidates, cdf::Cdf, exp_ps, Destinations, FlowDesc};
+use super::{candidates, cdf::Cdf, exp_ps, Destinations, FlowColumns, FlowDesc};
 use crate::engine::Time;
 use crate::topology::Topology;
 use rand::Rng;
@@ -18,7 +18,7 @@ pub struct Poisson {
 }
 
 impl Poisson {
-    pub fn generate<R: Rng>(&self, topo: &Topology, until: Time, wi: u16, handshake: bool, rng: &mut R, out: &mut Vec<FlowDesc>) -> Result<(), String> {
+    pub fn generate<R: Rng>(&self, topo: &Topology, until: Time, wi: u16, handshake: bool, rng: &mut R, out: &mut FlowColumns) -> Result<(), String> {
         if !(self.rate_per_host_per_s.is_finite() && self.rate_per_host_per_s >= 0.0) {
             return Err(format!("workload poisson: flow rate {} per host per second is not allowed (load must be >= 0)", self.rate_per_host_per_s));
         }
