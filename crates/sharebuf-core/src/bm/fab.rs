@@ -89,10 +89,23 @@ impl IngressCounters {
     fn drain_next(&mut self, now: Time) {
         let d = self.next;
         self.next = if d + 1 == self.units.len() { 0 } else { d + 1 };
+        self.drain(d, now);
+    }
+
+    /// Port d loses r_d · (now − t_d), never below zero.
+    #[inline]
+    fn drain(&mut self, d: usize, now: Time) {
         let dec = (self.rate_bps[d] as u128 * now.saturating_sub(self.last_drain_ps[d]) as u128).min(self.units[d]);
         self.units[d] -= dec;
         self.total_units -= dec;
         self.last_drain_ps[d] = now;
+    }
+
+    /// `drain_interval_us`: every port drained at once (a periodic timer, e.g. a packet generator).
+    fn drain_all(&mut self, now: Time) {
+        for d in 0..self.units.len() {
+            self.drain(d, now);
+        }
     }
 
     #[inline]
@@ -197,6 +210,10 @@ pub struct Fab {
     ingress: Option<IngressCounters>,
     /// `flow_age = "bloom"` (FAB §4); None: the exact per-flow age table.
     bloom: Option<BloomWindows>,
+    /// `drain_interval_us` (0 = none): every ingress counter is also drained this often.
+    drain_ps: Time,
+    /// Next purge of idle flows (the purge runs on the tick, which may be the drain's).
+    next_purge_ps: Time,
 }
 
 /// A whole-number parameter in [lo, hi].
@@ -216,13 +233,20 @@ impl Fab {
     pub(crate) fn new(p: &Params, ctx: &BmContext) -> Result<Fab, String> {
         const AGE_KEYS: [&str; 4] = ["age_limits", "age_unit", "age_includes_packet", "idle_reset_us"];
         const BLOOM_KEYS: [&str; 4] = ["bloom_bits", "bloom_hashes", "bloom_windows", "window_us"];
-        p.allow_only("fab", &["preset", "alpha", "alpha_young", "age_limits", "age_unit", "age_includes_packet", "idle_reset_us", "mode", "queue_counters", "flow_age", "bloom_bits", "bloom_hashes", "bloom_windows", "window_us"])?;
+        p.allow_only("fab", &["preset", "alpha", "alpha_young", "age_limits", "age_unit", "age_includes_packet", "idle_reset_us", "mode", "queue_counters", "flow_age", "bloom_bits", "bloom_hashes", "bloom_windows", "window_us", "drain_interval_us"])?;
         let hw = p.str_or("mode", "ideal", &["ideal", "hardware"])? == "hardware";
         let ingress = p.str_or("queue_counters", if hw { "ingress" } else { "exact" }, &["exact", "ingress"])? == "ingress";
         let bloom = p.str_or("flow_age", if hw { "bloom" } else { "exact" }, &["exact", "bloom"])? == "bloom";
         let (unused, why) = if bloom { (&AGE_KEYS, "flow_age = 'bloom' ages flows by start-time windows") } else { (&BLOOM_KEYS, "flow_age = 'exact' keeps a per-flow table") };
         if let Some(k) = unused.iter().find(|k| p.raw(k).is_some()) {
             return Err(format!("switch.bm.{k}: not used when {why}; remove it or set flow_age = '{}'", if bloom { "exact" } else { "bloom" }));
+        }
+        let drain_us = p.f64_or("drain_interval_us", 0.0)?;
+        if !(drain_us.is_finite() && drain_us >= 0.0) {
+            return Err(format!("switch.bm.drain_interval_us = {drain_us}: not allowed; must be ≥ 0 (0 = counters drained only at arrivals)"));
+        }
+        if drain_us > 0.0 && !ingress {
+            return Err("switch.bm.drain_interval_us: not used when queue_counters = 'exact'; remove it or set queue_counters = 'ingress'".to_string());
         }
         if ingress && ctx.n_queues != 1 {
             return Err(format!("switch.bm.queue_counters = 'ingress': needs queues_per_port = 1 (FAB §4 keeps one counter per port), got {}", ctx.n_queues));
@@ -274,7 +298,13 @@ impl Fab {
             flows: HashMap::default(),
             ingress: ingress.then(|| IngressCounters::new(ctx.port_rate_bps)),
             bloom,
+            drain_ps: (drain_us * PS_PER_US as f64).round() as Time,
+            next_purge_ps: 0,
         })
+    }
+
+    fn purge_interval_ps(&self) -> Time {
+        self.idle_ps.max(100 * PS_PER_US)
     }
 
     #[inline]
@@ -372,14 +402,28 @@ impl BufferManager for Fab {
         Some(alpha * rem)
     }
 
-    /// Forget flows idle longer than the reset gap (their age would restart at 0 anyway).
+    /// Forget flows idle longer than the reset gap (their age would restart at 0 anyway), and
+    /// drain every ingress counter with `drain_interval_us`.
     fn tick_interval_ps(&self) -> Option<Time> {
-        (self.bloom.is_none() && self.idle_ps > 0).then_some(self.idle_ps.max(100 * PS_PER_US))
+        let purge = (self.bloom.is_none() && self.idle_ps > 0).then_some(self.purge_interval_ps());
+        let drain = (self.drain_ps > 0).then_some(self.drain_ps);
+        match (purge, drain) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn on_tick(&mut self, _st: &BufferState, now: Time) {
-        let gap = self.idle_ps;
-        self.flows.retain(|_, f| now.saturating_sub(f.last_ps) <= gap);
+        if self.drain_ps > 0 {
+            if let Some(c) = &mut self.ingress {
+                c.drain_all(now);
+            }
+        }
+        if self.bloom.is_none() && self.idle_ps > 0 && now >= self.next_purge_ps {
+            let gap = self.idle_ps;
+            self.flows.retain(|_, f| now.saturating_sub(f.last_ps) <= gap);
+            self.next_purge_ps = now + self.purge_interval_ps();
+        }
     }
 }
 
@@ -528,6 +572,16 @@ mod tests {
         assert_eq!(bm.admit(&st, p0, &fpkt(1, 1_500), 0), Admission::Accept);
         assert_eq!(bm.admit(&st, p0, &fpkt(1, 600), us / 2), Admission::Drop);
         assert_eq!((counter(&bm, 0), counter(&bm, 1)), (1_500.0, 0.0));
+        // drain_interval_us = 2: the tick drains every port at once. 1500 B at t = 0 to port 0 (the
+        // arrival drains port 0: nothing); the tick at 1 µs leaves 1500 − 1000 = 500 B; at 2 µs, 0.
+        let mut per = mk_ctx(json!({"queue_counters": "ingress", "drain_interval_us": 2, "idle_reset_us": 0}), &[8_000_000_000; 2], 1);
+        assert_eq!(per.tick_interval_ps(), Some(2 * us));
+        per.admit(&st, p0, &fpkt(1, 1_500), 0);
+        per.on_tick(&st, us);
+        assert_eq!(counter(&per, 0), 500.0);
+        per.on_tick(&st, 2 * us);
+        assert_eq!((counter(&per, 0), counter(&per, 1)), (0.0, 0.0));
+
         // With the true queue (queue_counters = exact) the empty true state admits it (600 ≤ 2000).
         let mut exact = mk_ctx(json!({"alpha": 0.02, "alpha_young": [0.02]}), &[8_000_000_000; 2], 1);
         assert_eq!(exact.admit(&st, p0, &fpkt(1, 600), us / 2), Admission::Accept);
@@ -607,6 +661,8 @@ mod tests {
         assert!(e(json!({"mode": "hardware", "bloom_hashes": 0})).contains("switch.bm.bloom_hashes = 0: not allowed; must be a whole number in [1, 16]"));
         assert!(e(json!({"mode": "hardware", "window_us": 0})).contains("switch.bm.window_us = 0"));
         assert!(e(json!({"flow_age": "bloom", "alpha_young": [8, 2]})).contains("one young tier"));
+        assert!(e(json!({"drain_interval_us": 10})).contains("switch.bm.drain_interval_us: not used when queue_counters = 'exact'"));
+        assert!(e(json!({"mode": "hardware", "drain_interval_us": -1})).contains("switch.bm.drain_interval_us = -1"));
         let ctx2 = BmContext { n_queues: 2, ..ctx };
         let e2 = build(&Params::new("switch.bm", json!({"queue_counters": "ingress", "alpha": 0.5}).as_object().unwrap()), &ctx2).err().unwrap();
         assert!(e2.contains("queues_per_port = 1"), "{e2}");
