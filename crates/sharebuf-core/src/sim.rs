@@ -1,6 +1,6 @@
 //! The simulator: builds the network from a spec and runs the event loop.
 
-use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
+use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{EventQueue, Kind, Time};
@@ -73,13 +73,17 @@ pub type BmFactory<'f> = dyn FnMut(&BmContext) -> Result<Box<dyn bm::BufferManag
 
 impl Simulator {
     pub fn new(spec: &SimSpec) -> Result<Simulator, String> {
-        Self::with_bm_factory(spec, &mut |ctx| bm::build(&spec.switch.bm.scheme, &spec.switch.bm.params, ctx))
+        Self::build(spec, &mut |ctx| bm::build(&spec.switch.bm.scheme, &spec.switch.bm.params, ctx))
     }
 
     /// As [`Simulator::new`], with each switch's scheme built by `make_bm` (called once per
     /// switch, in switch order) instead of the registry: schemes defined outside the core
     /// crate, e.g. written in Python (crates/sharebuf-py).
     pub fn with_bm_factory(spec: &SimSpec, make_bm: &mut BmFactory<'_>) -> Result<Simulator, String> {
+        Self::build(spec, &mut |ctx| make_bm(ctx).map(Scheme::Dyn))
+    }
+
+    fn build(spec: &SimSpec, make_bm: &mut dyn FnMut(&BmContext) -> Result<Scheme, String>) -> Result<Simulator, String> {
         let topo = Topology::build(&spec.topology)?;
         let cfg = TransportCfg::from_spec(&spec.transport)?;
         let mut cc_protos = vec![cc::build(&spec.transport.cc, &spec.transport.cc_params)?];

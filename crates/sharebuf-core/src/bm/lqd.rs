@@ -13,15 +13,15 @@
 //! dropped, nothing already queued is discarded); among other queues the lowest index
 //! `port · n_queues + queue` loses.
 
-use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::Packet;
 
 pub struct LongestQueueDrop;
 
-pub fn build(p: &Params, _ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(p: &Params, _ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only("lqd", &[])?;
-    Ok(Box::new(LongestQueueDrop))
+    Ok(LongestQueueDrop.into())
 }
 
 /// The queue whose tail LQD drops when `size_bytes` arriving for `q` does not fit: `None` for
@@ -70,7 +70,7 @@ mod tests {
     use crate::bm::testutil::*;
     use serde_json::json;
 
-    fn lqd() -> Box<dyn BufferManager> {
+    fn lqd() -> Scheme {
         let params = json!({}).as_object().unwrap().clone();
         let ctx = BmContext { buffer_bytes: 6_000, n_queues: 2, port_rate_bps: &[1; 3], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         build(&Params::new("switch.bm", &params), &ctx).unwrap()
