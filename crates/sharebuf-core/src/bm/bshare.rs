@@ -29,7 +29,7 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
 mod tests {
     use super::*;
     use crate::bm::testutil::*;
-    use crate::bm::QueueRef;
+    use crate::bm::{BufferManager, QueueRef};
     use crate::engine::PS_PER_US;
     use serde_json::json;
 
