@@ -472,7 +472,7 @@ impl Simulator {
 
     /// Port `g` is idle: put packet `id` on the wire now, and wake the port when it is done
     /// if more packets wait.
-    #[inline]
+    #[inline(always)]
     fn start_tx(&mut self, g: usize, id: u32) {
         let now = self.ev.now;
         let end = self.put_on_wire(g, id, now);
@@ -486,7 +486,7 @@ impl Simulator {
     /// Packet `id` starts serializing on port `g` at `start` (now, or later for a direct host
     /// NIC, whose departures are fixed at enqueue): the port is busy until the returned time,
     /// and the packet arrives at the peer one link delay after that.
-    #[inline]
+    #[inline(always)]
     fn put_on_wire(&mut self, g: usize, id: u32, start: Time) -> Time {
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
@@ -539,7 +539,7 @@ impl Simulator {
     /// Packet `id`, just taken from queue `q` of switch port `g`, leaves the shared buffer:
     /// accounting, the scheme's dequeue hook (false: it dropped the packet, which is freed),
     /// and the port's INT record on data packets.
-    #[inline]
+    #[inline(always)]
     fn leave_buffer(&mut self, g: usize, q: usize, id: u32) -> bool {
         let now = self.ev.now;
         let port = &self.ports[g];
