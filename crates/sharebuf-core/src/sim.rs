@@ -350,22 +350,27 @@ impl Simulator {
 
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
-        let mut p = *self.pool.get(id);
         let sw = &mut self.switches[s];
-        // The buffer manager sees accounted bytes (wire, or IP payload); the pool keeps wire bytes.
+        // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
+        // them while the switch decides (no copy of the packet) and gets its wire size back
+        // before it is dropped or queued.
+        let p = self.pool.get_mut(id);
         let wire_bytes = p.size_bytes;
         p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
-        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, sw.ecmp_salt));
-        let mut qr = sw.qref(local, p.prio);
+        let size = p.size_bytes as u64;
+        let (dst, prio) = (p.dst, p.prio);
+        let flow_hash = p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 };
+        let local = sw.routes.choose_with(dst, || ecmp_hash(flow_hash, dst, sw.ecmp_salt));
+        let mut qr = sw.qref(local, prio);
         if sw.bm_classify {
-            let q = sw.bm.classify(&sw.buf, local, &p, qr.queue, now);
+            let q = sw.bm.classify(&sw.buf, local, self.pool.get(id), qr.queue, now);
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
-        let size = p.size_bytes as u64;
         loop {
-            match sw.bm.admit(&sw.buf, qr, &p, now) {
+            match sw.bm.admit(&sw.buf, qr, self.pool.get(id), now) {
                 Admission::Accept => break,
                 Admission::Drop => {
+                    self.pool.get_mut(id).size_bytes = wire_bytes;
                     self.drop_packet(id, DropCause::BmThreshold);
                     return;
                 }
@@ -386,6 +391,7 @@ impl Simulator {
                             self.pool.free(vid);
                         }
                         None => {
+                            self.pool.get_mut(id).size_bytes = wire_bytes;
                             self.drop_packet(id, DropCause::BmThreshold);
                             return;
                         }
@@ -394,9 +400,11 @@ impl Simulator {
             }
         }
         if sw.buf.remaining_bytes() < size {
+            self.pool.get_mut(id).size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
+        let p = self.pool.get_mut(id);
         if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
@@ -408,13 +416,9 @@ impl Simulator {
             sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
         }
         if sw.bm_hooks {
-            sw.bm.on_enqueue(&sw.buf, qr, &p, now);
+            sw.bm.on_enqueue(&sw.buf, qr, p, now);
         }
-        // Only these fields changed (the size was the accounted copy's).
-        let stored = self.pool.get_mut(id);
-        stored.flags = p.flags;
-        stored.enq_ps = now;
-        stored.hops = p.hops;
+        p.size_bytes = wire_bytes;
         let g = sw.ports[local] as usize;
         let port = &mut self.ports[g];
         // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
