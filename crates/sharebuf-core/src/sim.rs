@@ -510,6 +510,7 @@ impl Simulator {
         }
     }
 
+    #[inline(always)]
     fn dequeue(&mut self, g: usize) -> Option<u32> {
         let now = self.ev.now;
         let port = &mut self.ports[g];

@@ -140,7 +140,7 @@ impl BufferState {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_enqueue(&mut self, q: QueueRef, bytes: u64) {
         let i = self.idx(q);
         self.queue_bytes[i] += bytes;
@@ -150,7 +150,7 @@ impl BufferState {
         debug_assert!(self.occupied_bytes <= self.total_bytes);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_dequeue(&mut self, q: QueueRef, bytes: u64, counts_as_drain: bool) {
         let i = self.idx(q);
         self.queue_bytes[i] -= bytes;
