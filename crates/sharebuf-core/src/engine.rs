@@ -428,6 +428,32 @@ mod tests {
     }
 
     #[test]
+    fn for_each_sees_every_queued_event_at_its_time() {
+        // Events in the current window, in ring buckets (including ones that wrapped past the
+        // ring index of the current window) and in the overflow heap, after some pops.
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut q = EventQueue::new();
+        let mut live: Vec<(Time, u32)> = Vec::new();
+        for id in 0..5_000u32 {
+            let t = q.now + if r.gen_bool(0.1) { r.gen_range(0..10_000_000_000u64) } else { r.gen_range(0..3_000_000u64) };
+            q.at(t, Kind::Arrive, id, 0);
+            live.push((t, id));
+            if r.gen_bool(0.4) {
+                let e = q.pop().unwrap();
+                let k = live.iter().position(|&(_, a)| a == e.a).unwrap();
+                assert_eq!(live.swap_remove(k).0, e.time);
+            }
+        }
+        let mut seen = Vec::new();
+        q.for_each(|e| seen.push((e.time, e.a)));
+        seen.sort();
+        live.sort();
+        assert_eq!(q.len(), live.len());
+        assert_eq!(seen, live);
+    }
+
+    #[test]
     fn tx_time_exact_at_common_rates() {
         assert_eq!(tx_time_ps(1500, 10_000_000_000), 1_200_000);
         assert_eq!(tx_time_ps(1500, 100_000_000_000), 120_000);
