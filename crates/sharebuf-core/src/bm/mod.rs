@@ -361,7 +361,8 @@ impl BufferManager for Scheme {
 
 type Builder = fn(&Params, &BmContext) -> Result<Scheme, String>;
 
-/// Registered schemes: (name, one-line description, builder). Adding a scheme = one module + one line here.
+/// Registered schemes: (name, one-line description, builder). Adding a scheme = one module, one line
+/// here, and its type in the `schemes!` list above (its `build` returns `Ok(MyScheme{..}.into())`).
 pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("cs", "Complete Sharing: admit while the pool has room", cs::build),
     ("cp", "Complete Partitioning: a static equal share of the buffer per queue", cp::build),
