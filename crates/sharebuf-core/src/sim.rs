@@ -1,6 +1,6 @@
 //! The simulator: builds the network from a spec and runs the event loop.
 
-use crate::bm::{self, Admission, BmContext, BufferState, QueueRef, SchedKind};
+use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{EventQueue, Kind, Time};
@@ -74,13 +74,17 @@ pub type BmFactory<'f> = dyn FnMut(&BmContext) -> Result<Box<dyn bm::BufferManag
 
 impl Simulator {
     pub fn new(spec: &SimSpec) -> Result<Simulator, String> {
-        Self::with_bm_factory(spec, &mut |ctx| bm::build(&spec.switch.bm.scheme, &spec.switch.bm.params, ctx))
+        Self::build(spec, &mut |ctx| bm::build(&spec.switch.bm.scheme, &spec.switch.bm.params, ctx))
     }
 
     /// As [`Simulator::new`], with each switch's scheme built by `make_bm` (called once per
     /// switch, in switch order) instead of the registry: schemes defined outside the core
     /// crate, e.g. written in Python (crates/sharebuf-py).
     pub fn with_bm_factory(spec: &SimSpec, make_bm: &mut BmFactory<'_>) -> Result<Simulator, String> {
+        Self::build(spec, &mut |ctx| make_bm(ctx).map(Scheme::Dyn))
+    }
+
+    fn build(spec: &SimSpec, make_bm: &mut dyn FnMut(&BmContext) -> Result<Scheme, String>) -> Result<Simulator, String> {
         let topo = Topology::build(&spec.topology)?;
         let cfg = TransportCfg::from_spec(&spec.transport)?;
         let mut cc_protos = vec![cc::build(&spec.transport.cc, &spec.transport.cc_params)?];
@@ -335,22 +339,27 @@ impl Simulator {
 
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
-        let mut p = *self.pool.get(id);
         let sw = &mut self.switches[s];
-        // The buffer manager sees accounted bytes (wire, or IP payload); the pool keeps wire bytes.
+        // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
+        // them while the switch decides (no copy of the packet) and gets its wire size back
+        // before it is dropped or queued.
+        let p = self.pool.get_mut(id);
         let wire_bytes = p.size_bytes;
         p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
-        let local = sw.routes.choose_with(p.dst, || ecmp_hash(p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 }, p.dst, sw.ecmp_salt));
-        let mut qr = sw.qref(local, p.prio);
+        let size = p.size_bytes as u64;
+        let (dst, prio) = (p.dst, p.prio);
+        let flow_hash = p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 };
+        let local = sw.routes.choose_with(dst, || ecmp_hash(flow_hash, dst, sw.ecmp_salt));
+        let mut qr = sw.qref(local, prio);
         if sw.bm_classify {
-            let q = sw.bm.classify(&sw.buf, local, &p, qr.queue, now);
+            let q = sw.bm.classify(&sw.buf, local, self.pool.get(id), qr.queue, now);
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
-        let size = p.size_bytes as u64;
         loop {
-            match sw.bm.admit(&sw.buf, qr, &p, now) {
+            match sw.bm.admit(&sw.buf, qr, self.pool.get(id), now) {
                 Admission::Accept => break,
                 Admission::Drop => {
+                    self.pool.get_mut(id).size_bytes = wire_bytes;
                     self.drop_packet(id, DropCause::BmThreshold);
                     return;
                 }
@@ -371,6 +380,7 @@ impl Simulator {
                             self.pool.free(vid);
                         }
                         None => {
+                            self.pool.get_mut(id).size_bytes = wire_bytes;
                             self.drop_packet(id, DropCause::BmThreshold);
                             return;
                         }
@@ -379,9 +389,11 @@ impl Simulator {
             }
         }
         if sw.buf.remaining_bytes() < size {
+            self.pool.get_mut(id).size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
+        let p = self.pool.get_mut(id);
         if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
@@ -393,13 +405,9 @@ impl Simulator {
             sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
         }
         if sw.bm_hooks {
-            sw.bm.on_enqueue(&sw.buf, qr, &p, now);
+            sw.bm.on_enqueue(&sw.buf, qr, p, now);
         }
-        // Only these fields changed (the size was the accounted copy's).
-        let stored = self.pool.get_mut(id);
-        stored.flags = p.flags;
-        stored.enq_ps = now;
-        stored.hops = p.hops;
+        p.size_bytes = wire_bytes;
         let g = sw.ports[local] as usize;
         let port = &mut self.ports[g];
         // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
@@ -457,7 +465,7 @@ impl Simulator {
 
     /// Port `g` is idle: put packet `id` on the wire now, and wake the port when it is done
     /// if more packets wait.
-    #[inline]
+    #[inline(always)]
     fn start_tx(&mut self, g: usize, id: u32) {
         let now = self.ev.now;
         let end = self.put_on_wire(g, id, now);
@@ -471,7 +479,7 @@ impl Simulator {
     /// Packet `id` starts serializing on port `g` at `start` (now, or later for a direct host
     /// NIC, whose departures are fixed at enqueue): the port is busy until the returned time,
     /// and the packet arrives at the peer one link delay after that.
-    #[inline]
+    #[inline(always)]
     fn put_on_wire(&mut self, g: usize, id: u32, start: Time) -> Time {
         let port = &mut self.ports[g];
         let size = self.pool.get(id).size_bytes as u64;
@@ -491,6 +499,7 @@ impl Simulator {
         }
     }
 
+    #[inline(always)]
     fn dequeue(&mut self, g: usize) -> Option<u32> {
         let now = self.ev.now;
         let port = &mut self.ports[g];
@@ -524,7 +533,7 @@ impl Simulator {
     /// Packet `id`, just taken from queue `q` of switch port `g`, leaves the shared buffer:
     /// accounting, the scheme's dequeue hook (false: it dropped the packet, which is freed),
     /// and the port's INT record on data packets.
-    #[inline]
+    #[inline(always)]
     fn leave_buffer(&mut self, g: usize, q: usize, id: u32) -> bool {
         let now = self.ev.now;
         let port = &self.ports[g];

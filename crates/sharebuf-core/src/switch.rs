@@ -6,7 +6,7 @@
 //! admission. A packet holds buffer from enqueue until it starts transmission, or, with a
 //! device FIFO (`device_queue_packets`), until it moves into that FIFO below the buffer.
 
-use crate::bm::{BufferManager, BufferState, QueueRef, SchedKind};
+use crate::bm::{BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::topology::RouteTable;
 use std::collections::VecDeque;
 
@@ -164,7 +164,8 @@ pub struct Switch {
     pub ports: Vec<u32>,
     pub routes: RouteTable,
     pub buf: BufferState,
-    pub(crate) bm: Box<dyn BufferManager>,
+    /// The scheme: a built-in one by value (match dispatch), or `Scheme::Dyn`.
+    pub(crate) bm: Scheme,
     /// `bm.uses_queue_hooks()`, read once.
     pub(crate) bm_hooks: bool,
     /// `bm.classifies()`, read once.
@@ -184,11 +185,11 @@ impl Switch {
     pub fn set_bm(&mut self, bm: Box<dyn BufferManager>) {
         self.bm_hooks = bm.uses_queue_hooks();
         self.bm_classify = bm.classifies();
-        self.bm = bm;
+        self.bm = Scheme::Dyn(bm);
     }
 
     pub fn bm(&self) -> &dyn BufferManager {
-        self.bm.as_ref()
+        &self.bm
     }
 
     #[inline]

@@ -11,7 +11,7 @@
 //!
 //! The machinery here (n_p counting, µ measurement) is shared with `abm_approx`.
 
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::{flags, Packet};
 
@@ -221,8 +221,8 @@ pub struct Abm {
     count: Vec<u32>,
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Ok(Box::new(Abm::new(p, ctx)?))
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    Ok(Abm::new(p, ctx)?.into())
 }
 
 impl Abm {

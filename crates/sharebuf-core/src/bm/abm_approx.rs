@@ -12,7 +12,7 @@
 //! share at that instant. DT knows no unscheduled packets, so there is no α_unscheduled.
 
 use super::abm::{Common, Congestion, MuSource, COMMON_KEYS, PRESETS};
-use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::Packet;
 
@@ -26,8 +26,8 @@ pub struct AbmApprox {
     cong: Vec<bool>,
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Ok(Box::new(AbmApprox::new(p, ctx)?))
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    Ok(AbmApprox::new(p, ctx)?.into())
 }
 
 impl AbmApprox {

@@ -16,12 +16,12 @@
 //!   the definition that gives §IV's 1/c_p split; `"buffer"` keeps the literal text.
 
 use super::cbm::{build_sojourn, Congested, Defaults};
-use super::{BmContext, BufferManager, Params};
+use super::{BmContext, Params, Scheme};
 
 /// BSHARE's safeguard fill fraction (value ours; §III names the mechanism, not the value).
 pub const SAFEGUARD_FRACTION: f64 = 0.95;
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     build_sojourn("bshare", Defaults { congested: Congested::OfThreshold(0.9), safeguard_fraction: SAFEGUARD_FRACTION }, p, ctx)
 }
 
@@ -29,7 +29,7 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, Stri
 mod tests {
     use super::*;
     use crate::bm::testutil::*;
-    use crate::bm::QueueRef;
+    use crate::bm::{BufferManager, QueueRef};
     use crate::engine::PS_PER_US;
     use serde_json::json;
 

@@ -17,7 +17,7 @@
 //! drains at the port rate. BSHARE ([`super::bshare`]) shares this implementation and
 //! differs in its congested-queue definition.
 
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::{Time, PS_PER_US};
 use crate::packet::{flags, Packet};
 
@@ -52,7 +52,7 @@ pub(crate) struct Defaults {
     pub safeguard_fraction: f64,
 }
 
-pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only(name, &["alpha", "alpha_unsched", "min_bytes", "update_interval_us", "congested", "congested_fraction", "safeguard_fraction"])?;
     let alpha = p.per_queue("alpha", ctx.n_queues, Some(0.5))?;
     check_positive("alpha", &alpha)?;
@@ -77,7 +77,7 @@ pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &B
     if !(sg > 0.0 && sg <= 1.0) {
         return Err(format!("switch.bm.safeguard_fraction = {sg}: not allowed; must be in (0, 1] (1 = no safeguard)"));
     }
-    Ok(Box::new(SojournBm {
+    Ok(SojournBm {
         name,
         alpha,
         alpha_unsched,
@@ -87,10 +87,11 @@ pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &B
         n_cong: vec![1.0; ctx.n_queues],
         // 1 = no safeguard: the switch's own pool-full drop (counted as buffer_full) applies.
         safeguard_bytes: if sg >= 1.0 { u64::MAX } else { (sg * ctx.buffer_bytes as f64).floor() as u64 },
-    }))
+    }
+    .into())
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     build_sojourn("cbm", Defaults { congested: Congested::OfThreshold(0.9), safeguard_fraction: 1.0 }, p, ctx)
 }
 
@@ -171,7 +172,7 @@ mod tests {
     use crate::bm::testutil::*;
     use serde_json::json;
 
-    fn mk(params: serde_json::Value, nq: usize, ports: usize) -> Box<dyn BufferManager> {
+    fn mk(params: serde_json::Value, nq: usize, ports: usize) -> Scheme {
         let params = params.as_object().unwrap().clone();
         let rates = vec![10_000_000_000u64; ports];
         let ctx = BmContext { buffer_bytes: 1_000_000, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 8 * PS_PER_US, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };

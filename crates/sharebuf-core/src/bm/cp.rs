@@ -1,7 +1,7 @@
 //! Complete Partitioning (CP): every (port, queue) owns a static equal share
 //! B / (ports × queues) and never uses more.
 
-use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::Packet;
 
@@ -9,10 +9,10 @@ pub struct CompletePartitioning {
     share_bytes: u64,
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only("cp", &[])?;
     let n = (ctx.port_rate_bps.len() * ctx.n_queues) as u64;
-    Ok(Box::new(CompletePartitioning { share_bytes: ctx.buffer_bytes / n.max(1) }))
+    Ok(CompletePartitioning { share_bytes: ctx.buffer_bytes / n.max(1) }.into())
 }
 
 impl BufferManager for CompletePartitioning {

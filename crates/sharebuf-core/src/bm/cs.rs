@@ -1,15 +1,15 @@
 //! Complete Sharing (CS): any queue may take the whole pool. The switch drops a packet
 //! only when the pool has no room for it.
 
-use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::Packet;
 
 pub struct CompleteSharing;
 
-pub fn build(p: &Params, _ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(p: &Params, _ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only("cs", &[])?;
-    Ok(Box::new(CompleteSharing))
+    Ok(CompleteSharing.into())
 }
 
 impl BufferManager for CompleteSharing {

@@ -4,7 +4,7 @@
 //! α is given per queue (= per priority class). In steady state with N congested queues of
 //! equal α, each holds α·B/(1 + N·α).
 
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::Packet;
 
@@ -15,12 +15,12 @@ pub struct DynamicThresholds {
     alpha: Vec<f64>,
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only("dt", &["alpha"])?;
     // α = 0.5: the value of the FB (§6.2), ABM (§4.1) and BSHARE evaluations.
     let alpha = p.per_queue("alpha", ctx.n_queues, Some(DEFAULT_ALPHA))?;
     check_positive("alpha", &alpha)?;
-    Ok(Box::new(DynamicThresholds { alpha }))
+    Ok(DynamicThresholds { alpha }.into())
 }
 
 /// DT's threshold for a given α: α·(B − Q(t)).

@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::{Time, PS_PER_US};
 use crate::packet::{flags, Packet};
 use crate::workload::stream_seed;
@@ -225,8 +225,8 @@ fn whole(p: &Params, key: &str, default: u64, lo: u64, hi: u64) -> Result<u64, S
     Ok(v as u64)
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Ok(Box::new(Fab::new(p, ctx)?))
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    Ok(Fab::new(p, ctx)?.into())
 }
 
 impl Fab {

@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::{Time, PS_PER_US};
 use crate::packet::{flags, Packet};
 
@@ -448,8 +448,8 @@ pub struct Fb {
 
 const COMMON_KEYS: &[&str] = &["mode", "alpha_low", "alpha_high", "congested", "congested_bytes", "congested_sat_bytes", "congested_fraction", "np_count", "gamma", "gamma_min", "gamma_interval_us"];
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Ok(Box::new(Fb::new(p, ctx)?))
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    Ok(Fb::new(p, ctx)?.into())
 }
 
 impl Fb {

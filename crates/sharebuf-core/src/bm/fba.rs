@@ -14,7 +14,7 @@
 //! (see fb.rs / docs/schemes/fba.md).
 
 use super::fb::{multi_queue_alphas, FbCore};
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::{Time, PS_PER_US};
 use crate::packet::Packet;
 
@@ -27,8 +27,8 @@ pub struct Fba {
     interval_ps: Time,
 }
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Ok(Box::new(Fba::new(p, ctx)?))
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    Ok(Fba::new(p, ctx)?.into())
 }
 
 impl Fba {

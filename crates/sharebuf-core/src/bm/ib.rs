@@ -23,7 +23,7 @@
 //! from AFD and (nexus) may use the short-flow headroom. `dpp_requeue = false` leaves it in its
 //! own queue with only the priority queue's α.
 
-use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef};
+use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::{Time, PS_PER_US};
 use crate::packet::Packet;
 use rand::{Rng, SeedableRng};
@@ -79,8 +79,8 @@ pub struct IntelligentBuffer {
 /// headroom "similar to IB" (ABM §4.1) uses the same value.
 pub const HEADROOM_BYTES: f64 = 100_000.0;
 
-pub fn build(p: &Params, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
-    Ok(Box::new(build_ib(p, ctx)?))
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    Ok(build_ib(p, ctx)?.into())
 }
 
 fn build_ib(p: &Params, ctx: &BmContext) -> Result<IntelligentBuffer, String> {

@@ -140,6 +140,7 @@ impl BufferState {
         }
     }
 
+    #[inline(always)]
     pub(crate) fn on_enqueue(&mut self, q: QueueRef, bytes: u64) {
         let i = self.idx(q);
         self.queue_bytes[i] += bytes;
@@ -149,6 +150,7 @@ impl BufferState {
         debug_assert!(self.occupied_bytes <= self.total_bytes);
     }
 
+    #[inline(always)]
     pub(crate) fn on_dequeue(&mut self, q: QueueRef, bytes: u64, counts_as_drain: bool) {
         let i = self.idx(q);
         self.queue_bytes[i] -= bytes;
@@ -266,9 +268,101 @@ impl BmContext<'_> {
     }
 }
 
-type Builder = fn(&Params, &BmContext) -> Result<Box<dyn BufferManager>, String>;
+/// Every built-in scheme as an enum, so the switch's per-packet calls (`admit`, `on_enqueue`,
+/// `on_dequeue`) are a `match` the compiler can inline rather than a virtual call; `Dyn` holds a
+/// scheme defined outside this crate (`Simulator::with_bm_factory`, Python schemes,
+/// `Switch::set_bm`). Each scheme's `build` returns its variant (`.into()`), so the registry
+/// below still names each scheme once.
+macro_rules! schemes {
+    ($($var:ident($ty:ty)),* $(,)?) => {
+        pub enum Scheme {
+            $($var($ty),)*
+            Dyn(Box<dyn BufferManager>),
+        }
+        $(impl From<$ty> for Scheme {
+            #[inline]
+            fn from(b: $ty) -> Self {
+                Scheme::$var(b)
+            }
+        })*
+        /// `$body` with `$b` bound to the scheme inside whichever variant `$s` is.
+        macro_rules! with_scheme {
+            ($s:expr, $b:ident => $body:expr) => {
+                match $s {
+                    $(Scheme::$var($b) => $body,)*
+                    Scheme::Dyn($b) => $body,
+                }
+            };
+        }
+    };
+}
 
-/// Registered schemes: (name, one-line description, builder). Adding a scheme = one module + one line here.
+schemes! {
+    Cs(cs::CompleteSharing),
+    Cp(cp::CompletePartitioning),
+    Dt(dt::DynamicThresholds),
+    Fab(fab::Fab),
+    Ib(ib::IntelligentBuffer),
+    Fb(fb::Fb),
+    Fba(fba::Fba),
+    Abm(abm::Abm),
+    AbmApprox(abm_approx::AbmApprox),
+    Sojourn(cbm::SojournBm),
+    Lqd(lqd::LongestQueueDrop),
+}
+
+impl From<Box<dyn BufferManager>> for Scheme {
+    fn from(b: Box<dyn BufferManager>) -> Self {
+        Scheme::Dyn(b)
+    }
+}
+
+impl BufferManager for Scheme {
+    fn name(&self) -> &'static str {
+        with_scheme!(self, b => b.name())
+    }
+    #[inline]
+    fn classifies(&self) -> bool {
+        with_scheme!(self, b => b.classifies())
+    }
+    #[inline]
+    fn classify(&mut self, st: &BufferState, port: usize, pkt: &Packet, default_queue: usize, now: Time) -> usize {
+        with_scheme!(self, b => b.classify(st, port, pkt, default_queue, now))
+    }
+    #[inline]
+    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
+        with_scheme!(self, b => b.admit(st, q, pkt, now))
+    }
+    fn threshold_bytes(&self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Option<f64> {
+        with_scheme!(self, b => b.threshold_bytes(st, q, pkt, now))
+    }
+    #[inline]
+    fn uses_queue_hooks(&self) -> bool {
+        with_scheme!(self, b => b.uses_queue_hooks())
+    }
+    #[inline]
+    fn on_enqueue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) {
+        with_scheme!(self, b => b.on_enqueue(st, q, pkt, now))
+    }
+    #[inline]
+    fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> bool {
+        with_scheme!(self, b => b.on_dequeue(st, q, pkt, now))
+    }
+    fn on_evict(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) {
+        with_scheme!(self, b => b.on_evict(st, q, pkt, now))
+    }
+    fn tick_interval_ps(&self) -> Option<Time> {
+        with_scheme!(self, b => b.tick_interval_ps())
+    }
+    fn on_tick(&mut self, st: &BufferState, now: Time) {
+        with_scheme!(self, b => b.on_tick(st, now))
+    }
+}
+
+type Builder = fn(&Params, &BmContext) -> Result<Scheme, String>;
+
+/// Registered schemes: (name, one-line description, builder). Adding a scheme = one module, one line
+/// here, and its type in the `schemes!` list above (its `build` returns `Ok(MyScheme{..}.into())`).
 pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("cs", "Complete Sharing: admit while the pool has room", cs::build),
     ("cp", "Complete Partitioning: a static equal share of the buffer per queue", cp::build),
@@ -288,7 +382,7 @@ pub fn scheme_names() -> Vec<&'static str> {
     SCHEMES.iter().map(|s| s.0).collect()
 }
 
-pub fn build(name: &str, params: &Map<String, Value>, ctx: &BmContext) -> Result<Box<dyn BufferManager>, String> {
+pub fn build(name: &str, params: &Map<String, Value>, ctx: &BmContext) -> Result<Scheme, String> {
     let b = SCHEMES
         .iter()
         .find(|s| s.0 == name)
