@@ -1,17 +1,26 @@
 """Start-up overhead of the ``sharebuf`` command (issue 10: <= 0.3 s beyond the simulation).
 
-    python bench/startup.py [--repeat 7]
+    python bench/startup.py [--repeat 10] [--instructions]
 
 Measures, each as the median of ``--repeat`` fresh processes:
 - ``python -c pass`` (the interpreter alone, the floor no package can go under);
 - ``sharebuf --version``;
 - ``sharebuf run TINY --quiet --out DIR`` (one flow on a 4-host star, 1 ms), and the same
-  with ``--json``, minus the engine's own wall time (``summary.json`` ``wall_s`` covers
-  load, validation, resolution and the simulation; the engine's share is timed separately);
+  with the summary tables, minus the engine's own time (timed separately);
 - in-process phases of that run in a fresh interpreter: importing ``sharebuf.cli``, loading
   and validating the scenario, resolving it, the simulation, building the results, writing
   the Parquet files, printing the summary;
-- the heaviest imports of the run (``python -X importtime``, cumulative).
+- the heaviest imports of the run (``python -X importtime``, cumulative);
+- with ``--instructions``: the instructions executed by ``--version`` and by the tiny run
+  (valgrind callgrind, children included: deterministic, so this shared machine's load does
+  not move it; a few minutes).
+
+Wall and CPU times are reported: on a loaded machine (the load average is printed) the CPU
+time (user + sys of the process and its children, e.g. ``git``) is the better estimate of an
+idle machine's wall time. Bytecode: the measured processes may write ``__pycache__`` (one
+warm-up run first), as an installed package has its ``.pyc`` files; an environment that sets
+``PYTHONDONTWRITEBYTECODE`` would otherwise recompile sharebuf's modules at every start
+(~0.15 s here).
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -72,6 +82,20 @@ print(json.dumps(out))
 """
 
 
+def child_env():
+    """This environment, allowed to write ``.pyc`` files (see the module docstring)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def instructions(cmd) -> int:
+    """Instructions executed by ``cmd`` and its children (valgrind callgrind)."""
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--trace-children=yes", *cmd],
+                       capture_output=True, text=True, env=child_env())
+    if r.returncode != 0:
+        raise SystemExit(f"valgrind {cmd}: exit {r.returncode}\n{r.stderr[-2000:]}")
+    return sum(int(m) for m in re.findall(r"Collected : (\d+)", r.stderr))
+
+
 def timed(cmd, repeat, env=None):
     """Median wall time and median CPU time (user + sys) of ``repeat`` fresh processes. On a
     shared, loaded machine the CPU time is the better estimate of an idle machine's wall time
@@ -80,7 +104,7 @@ def timed(cmd, repeat, env=None):
     for _ in range(repeat):
         c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env or child_env())
         ts.append(time.perf_counter() - t0)
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
@@ -90,7 +114,7 @@ def timed(cmd, repeat, env=None):
 
 
 def importtime(code):
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, env=child_env())
     rows = []
     for line in r.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
@@ -103,29 +127,45 @@ def importtime(code):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--instructions", action="store_true", help="also count instructions with valgrind callgrind (minutes)")
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     exe = Path(sys.executable).with_name("sharebuf")
     sharebuf_cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "sharebuf"]
     with tempfile.TemporaryDirectory() as d:
         tiny = Path(d) / "tiny.toml"
         tiny.write_text(TINY)
+        subprocess.run(sharebuf_cmd + ["run", str(tiny), "--quiet", "--out", f"{d}/warm"], env=child_env(), check=True,
+                       capture_output=True)  # writes the .pyc files if missing
         base = timed([sys.executable, "-c", "pass"], args.repeat)
         ver = timed(sharebuf_cmd + ["--version"], args.repeat)
         run_q = timed(sharebuf_cmd + ["run", str(tiny), "--quiet", "--out", f"{d}/q"], args.repeat)
         run_t = timed(sharebuf_cmd + ["run", str(tiny), "--out", f"{d}/t"], args.repeat)
         phase_runs = []
         for i in range(args.repeat):
-            r = subprocess.run([sys.executable, "-c", PHASES, str(tiny), f"{d}/p{i}"], capture_output=True, text=True, check=True)
+            r = subprocess.run([sys.executable, "-c", PHASES, str(tiny), f"{d}/p{i}"], capture_output=True, text=True, check=True,
+                               env=child_env())
             phase_runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
         phases = [(name, statistics.median(run[j][1] for run in phase_runs)) for j, (name, _) in enumerate(phase_runs[0])]
         sim = dict(phases)["simulate (engine)"]
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; medians of {args.repeat} fresh processes")
+        counts = {}
+        if args.instructions:
+            for label, cmd in (("python -c pass", [sys.executable, "-c", "pass"]), ("sharebuf --version", sharebuf_cmd + ["--version"]),
+                               ("sharebuf run tiny --quiet", sharebuf_cmd + ["run", str(tiny), "--quiet", "--out", f"{d}/ir"])):
+                counts[label] = instructions(cmd)
+    print(f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores; "
+          f"medians of {args.repeat} fresh processes; PYTHONDONTWRITEBYTECODE "
+          f"{'set here, lifted for the measured processes' if 'PYTHONDONTWRITEBYTECODE' in os.environ else 'not set'}")
     print(f"{'':36s} {'wall':>8s} {'CPU':>8s}   overhead (CPU - simulation)")
     for name, (w, c) in [("python -c pass (interpreter floor)", base), ("sharebuf --version", ver),
                          ("sharebuf run tiny --quiet", run_q), ("sharebuf run tiny (summary tables)", run_t)]:
         print(f"{name:36s} {w * 1e3:6.0f} ms {c * 1e3:6.0f} ms   {(c - sim) * 1e3:6.0f} ms")
     print(f"(the simulation itself: {sim * 1e3:.1f} ms)")
+    if counts:
+        print("\ninstructions (valgrind callgrind, children included):")
+        for label, n in counts.items():
+            print(f"  {label:34s} {n / 1e6:8.1f} M   beyond the interpreter: {(n - counts['python -c pass']) / 1e6:8.1f} M")
     print("\nphases of a run, in one fresh process (median CPU time):")
     for name, s in phases:
         print(f"  {name:38s} {s * 1e3:7.1f} ms")

@@ -4,6 +4,7 @@ and writing them to a directory atomically."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -57,8 +58,26 @@ def _strs(names, index: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(idx), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
-def _pct(x: np.ndarray, q: float) -> Optional[float]:
-    return float(np.percentile(x, q)) if len(x) else None
+def _pct(x: np.ndarray, q: int) -> Optional[float]:
+    """``np.percentile(x, q)`` (its default "linear" method), bit for bit, without its call of
+    ``np.unique``, which imports ``numpy.ma`` (~0.03 s at start-up; issue 10). As numpy: the
+    virtual index ``(n - 1) q / 100`` between the order statistics ``a`` and ``b`` found by a
+    partition, then ``a + (b - a) g``, or ``b - (b - a)(1 - g)`` when ``g >= 0.5``; NaN if any."""
+    n = len(x)
+    if not n:
+        return None
+    v = (n - 1) * (q / 100)  # numpy: (n - 1) * true_divide(q, 100), in float64
+    lo = math.floor(v)
+    hi = lo + 1
+    if v >= n - 1:
+        lo = hi = n - 1
+    part = np.partition(np.asarray(x, dtype=np.float64), sorted({0, lo, hi, n - 1}))
+    if math.isnan(part[n - 1]):
+        return math.nan
+    a, b = float(part[lo]), float(part[hi])
+    g = v - (lo if v < n - 1 else -1)  # numpy's gamma: past the end its index is -1
+    d = b - a
+    return b - d * (1 - g) if g >= 0.5 else a + d * g
 
 
 class Results:
