@@ -13,7 +13,6 @@ from typing import Dict, List, Optional
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .classes import class_masks
 
@@ -56,6 +55,29 @@ def _strs(names, index: np.ndarray) -> pa.Array:
     src = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts[idx] - offsets[:-1], row_lens)
     data = chars[src] if len(src) else np.zeros(1, dtype=np.uint8)
     return pa.Array.from_buffers(pa.string(), len(idx), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+
+
+def write_parquet(table: pa.Table, path) -> None:
+    """``pyarrow.parquet.write_table(table, path, compression="zstd")``, the same bytes, without
+    importing ``pyarrow.parquet``: that module imports ``pyarrow.fs`` and with it ``ssl`` and
+    the cloud filesystems (~0.03 s at start-up; issue 10). The writer underneath, given the
+    settings ``write_table`` gives it (pyarrow 12+); tests/python/test_startup.py compares the
+    bytes. Should that private class change, the public function is used."""
+    try:
+        from pyarrow._parquet import ParquetWriter
+
+        w = ParquetWriter(str(path), table.schema, version="2.6", compression="zstd", use_dictionary=True, write_statistics=True,
+                          use_deprecated_int96_timestamps=False, writer_engine_version="V2", data_page_version="1.0",
+                          use_compliant_nested_type=True, store_schema=True)
+    except (ImportError, TypeError):
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path, compression="zstd")
+        return
+    try:
+        w.write_table(table, row_group_size=None)
+    finally:
+        w.close()
 
 
 def _pct(x: np.ndarray, q: int) -> Optional[float]:
@@ -252,7 +274,7 @@ class Results:
             for name, t in self.tables.items():
                 if meta:  # where the table came from, so a copied-out file still says it
                     t = t.replace_schema_metadata({**(t.schema.metadata or {}), **meta})
-                pq.write_table(t, tmp / f"{name}.parquet", compression="zstd")
+                write_parquet(t, tmp / f"{name}.parquet")
             (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
             if getattr(self, "scenario", None) is not None:  # the scenario as resolved and run
                 from .provenance import to_toml

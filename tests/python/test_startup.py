@@ -32,11 +32,13 @@ def test_run_skips_pandas_and_matplotlib(tmp_path):
 
 
 def test_run_imports_neither_numpy_ma_nor_the_process_pool(tmp_path):
-    """np.percentile imports numpy.ma (via np.unique) and sweep's pool imports multiprocessing:
-    neither is on a run's path (results._pct; sweep imports the pool when it starts one)."""
+    """np.percentile imports numpy.ma (via np.unique), sweep's pool multiprocessing, and
+    pyarrow.parquet pyarrow.fs and ssl: none is on a run's path (results._pct,
+    results.write_parquet; sweep imports the pool when it starts one)."""
     code = ("import sys\nfrom sharebuf.cli import main\n"
             f"main(['run', {str(EXAMPLES / 'contract-star-cbr.toml')!r}, '--quiet', '--out', {str(tmp_path / 'o')!r}])\n"
-            "print(sorted(m for m in sys.modules if m in ('numpy.ma', 'concurrent.futures.process', 'multiprocessing', 'difflib')))")
+            "print(sorted(m for m in sys.modules if m in ('numpy.ma', 'concurrent.futures.process', 'multiprocessing', 'difflib',\n"
+            "                                              'pyarrow.parquet', 'pyarrow.fs', 'ssl')))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 
@@ -100,3 +102,24 @@ def test_git_commit_matches_git(tmp_path):
                            capture_output=True, text=True, check=True).stdout.strip()
     provenance._GIT.clear()
     assert provenance.git_commit() == rev + ("+dirty" if dirty else "")
+
+
+def test_parquet_files_are_pyarrow_parquets_bytes(tmp_path):
+    """results.write_parquet (no pyarrow.parquet import) writes the bytes
+    pyarrow.parquet.write_table(..., compression="zstd") writes: every table of a run, with the
+    run's key-value metadata, compared byte for byte, including the files the run wrote."""
+    import pyarrow.parquet as pq
+
+    from sharebuf.results import write_parquet
+    from sharebuf.runner import run
+
+    res = run("default", out=tmp_path / "o", sets={"max_ms": 20, "output.queue_sample_us": 100})
+    assert set(res.tables) == {"flows", "queries", "buffer", "queue_occupancy"}
+    for name, t in res.tables.items():
+        assert t.num_rows > 0, name
+        t = t.replace_schema_metadata({**(t.schema.metadata or {}), **res.parquet_metadata})
+        pq.write_table(t, tmp_path / "public.parquet", compression="zstd")
+        write_parquet(t, tmp_path / "ours.parquet")
+        want = (tmp_path / "public.parquet").read_bytes()
+        assert (tmp_path / "ours.parquet").read_bytes() == want, name
+        assert (tmp_path / "o" / f"{name}.parquet").read_bytes() == want, name
