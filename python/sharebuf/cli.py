@@ -339,9 +339,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     command = next((a for a in argv if not a.startswith("-")), None)
     if command == "run" and not any(a in ("-h", "--help") or a.startswith("--dump-spec") for a in argv):
-        from .provenance import git_commit_start
+        from .provenance import prefetch
 
-        git_commit_start()  # provenance's git query (a process) runs alongside the imports of the run (issue 10)
+        prefetch()  # provenance's queries (git, uname: processes) run alongside the imports of the run (issue 10)
     parser = build_parser(command)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -65,6 +65,25 @@ def git_commit_start() -> None:
         _GIT["value"] = None
 
 
+#: ``platform.platform()`` (which runs ``uname -p``, a process) computing in a thread: {"thread": it}
+#: once started, {} again once joined (the platform module caches the answer).
+_HOST: Dict[str, Any] = {}
+
+
+def prefetch() -> None:
+    """Start provenance's two slow queries in the background, each a process: git's (see
+    :func:`git_commit`) and the host's platform string (:func:`host`). The command line calls it
+    before the run's imports, :func:`sharebuf.runner.run` before validating; the answers are
+    collected when the provenance is recorded (issue 10: start-up)."""
+    git_commit_start()
+    if not _HOST and not getattr(platform, "_platform_cache", None):
+        import threading
+
+        t = threading.Thread(target=platform.platform, name="sharebuf-provenance-platform", daemon=True)
+        _HOST["thread"] = t
+        t.start()
+
+
 def _parse_git_status(out: str) -> Optional[str]:
     lines = out.splitlines()
     oid = next((ln.split()[2] for ln in lines if ln.startswith("# branch.oid ") and len(ln.split()) == 3), None)
@@ -94,6 +113,9 @@ def git_commit() -> Optional[str]:
 
 
 def host() -> Dict[str, Any]:
+    t = _HOST.pop("thread", None)
+    if t is not None:
+        t.join()  # platform.platform() below is then its cached answer
     mem = None
     try:
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
