@@ -27,6 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+
 def _empty_dict() -> dict:
     """Default factory (not ``dict``: pydantic reads a factory's signature, and a builtin's costs
     a tokenizer regex compiled at start-up; issue 10)."""
