@@ -63,6 +63,18 @@ def git_commit_start() -> None:
                                         env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
     except (OSError, subprocess.SubprocessError):
         _GIT["value"] = None
+        return
+    import atexit
+
+    atexit.register(_discard_unanswered)
+
+
+def _discard_unanswered() -> None:
+    """At exit, a query no one collected (the run failed first): stop and reap it."""
+    proc = _GIT.pop("proc", None)
+    if proc is not None:
+        proc.kill()
+        proc.communicate()
 
 
 #: ``platform.platform()`` (which runs ``uname -p``, a process) computing in a thread: {"thread": it}

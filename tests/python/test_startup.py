@@ -123,3 +123,14 @@ def test_parquet_files_are_pyarrow_parquets_bytes(tmp_path):
         want = (tmp_path / "public.parquet").read_bytes()
         assert (tmp_path / "ours.parquet").read_bytes() == want, name
         assert (tmp_path / "o" / f"{name}.parquet").read_bytes() == want, name
+
+
+def test_failed_run_reaps_the_background_git_query(tmp_path):
+    """The command line starts provenance's git query before validating; a run that fails first
+    still exits with its one error line: the unanswered query is stopped at exit (no
+    "subprocess still running" ResourceWarning, shown here with -W default)."""
+    r = subprocess.run([sys.executable, "-W", "default", "-m", "sharebuf", "run", str(tmp_path / "missing.toml")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"error: scenario '{tmp_path / 'missing.toml'}': no such file "
+                                     "(bundled scenarios: abm-eval, default, standard)"], r.stderr
