@@ -12,8 +12,20 @@ works without it.
 
 __version__ = "0.1.0"
 
-from .errors import ScenarioError, SchemeError  # noqa: E402
-from .schemes import PushOut  # noqa: E402
+#: Public names loaded on first use (PEP 562), so that ``import sharebuf`` (and ``sharebuf
+#: --version``) imports nothing else; issue 10.
+_LAZY = {"ScenarioError": "errors", "SchemeError": "errors", "PushOut": "schemes"}
+
+
+def __getattr__(name):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'sharebuf' has no attribute '{name}'")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def run(*args, **kwargs):

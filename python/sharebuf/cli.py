@@ -111,7 +111,6 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .runner import run
     from .sweep import parse_sets
 
     sets = parse_sets(args.sets)
@@ -126,6 +125,8 @@ def cmd_run(args) -> int:
         Path(args.dump_spec).write_text(engine_spec_json(resolve(sc, base)))
         print(f"engine spec written to {args.dump_spec}")
         return 0
+    from .runner import run
+
     res = run(args.scenario, out=out, seed=args.seed, progress=False if args.quiet else None, quiet=args.quiet, sets=sets,
               profile=args.profile)
     if args.json:
@@ -336,7 +337,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         print(f"sharebuf {__version__}")
         return 0
-    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command == "run" and not any(a in ("-h", "--help") or a.startswith("--dump-spec") for a in argv):
+        from .provenance import prefetch
+
+        prefetch()  # provenance's queries (git, uname: processes) run alongside the imports of the run (issue 10)
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

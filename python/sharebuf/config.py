@@ -6,8 +6,8 @@ reference with defaults is ``docs/scenario.md``. Unknown keys, wrong types and o
 values raise :class:`ScenarioError` naming the key, the value and what is allowed.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: pydantic would compile and evaluate every field's
+# annotation from its string when the models are built at import (issue 10: start-up).
 import csv
 import hashlib
 import io
@@ -26,6 +26,18 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+
+def _empty_dict() -> dict:
+    """Default factory (not ``dict``: pydantic reads a factory's signature, and a builtin's costs
+    a tokenizer regex compiled at start-up; issue 10)."""
+    return {}
+
+
+def _empty_list() -> list:
+    """Default factory (see :func:`_empty_dict`)."""
+    return []
+
 
 PS_PER_US = 1_000_000
 PS_PER_MS = 1_000_000_000
@@ -242,7 +254,7 @@ class HostSection(Section):
 
 class TransportSection(Section):
     cc: str = "newreno"
-    cc_params: Dict[str, Any] = Field(default_factory=dict)
+    cc_params: Dict[str, Any] = Field(default_factory=_empty_dict)
     mss_bytes: Annotated[int, NotBool, Field(ge=1, le=65000)] = 1448
     header_bytes: Annotated[int, NotBool, Field(ge=0, le=1000)] = 54
     init_cwnd_packets: Annotated[int, NotBool, Field(ge=1)] = 10
@@ -275,7 +287,7 @@ class CcChoice(Section):
 
     #: Congestion control of this workload's flows (default: ``[transport].cc``).
     cc: Optional[str] = None
-    cc_params: Dict[str, Any] = Field(default_factory=dict)
+    cc_params: Dict[str, Any] = Field(default_factory=_empty_dict)
 
 
 class PoissonWorkload(CcChoice):
@@ -455,7 +467,7 @@ class Recorded(Section):
 
     sharebuf_version: Optional[str] = None
     #: Input file (absolute path) -> its sha256 when recorded.
-    inputs: Dict[str, str] = Field(default_factory=dict)
+    inputs: Dict[str, str] = Field(default_factory=_empty_dict)
 
 
 class Scenario(Section):
@@ -472,7 +484,7 @@ class Scenario(Section):
     switch: SwitchSection = Field(default_factory=SwitchSection)
     host: HostSection = Field(default_factory=HostSection)
     transport: TransportSection = Field(default_factory=TransportSection)
-    workload: List[Workload] = Field(default_factory=list)
+    workload: List[Workload] = Field(default_factory=_empty_list)
     output: OutputSection = Field(default_factory=OutputSection)
     debug: DebugSection = Field(default_factory=DebugSection)
     #: Written by sharebuf into a run's scenario.toml (version, input-file hashes); checked when run again.

@@ -7,7 +7,6 @@ written), :class:`InternalError` (a panic inside the engine: a bug in sharebuf) 
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 #: Where to report an internal error (the project has no public URL recorded in the repository yet).
@@ -31,5 +30,7 @@ def did_you_mean(value: object, allowed: Iterable[str]) -> str:
     """``" (did you mean 'x'?)"`` for the allowed name closest to ``value``, or ``""``."""
     if not isinstance(value, str):
         return ""
+    import difflib  # only for a mistake: not at start-up (issue 10)
+
     close = difflib.get_close_matches(value, [str(a) for a in allowed], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""

@@ -16,7 +16,6 @@ import os
 import platform
 import subprocess
 import sys
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -36,25 +35,99 @@ def spec_hash(spec_json: str) -> str:
     return hashlib.sha256(spec_json.encode()).hexdigest()
 
 
-@lru_cache(maxsize=1)
+#: The git query of this process: {"proc": the running ``git status``} once started, then
+#: {"value": its answer} (one query per process, as a cache).
+_GIT: Dict[str, Any] = {}
+
+
+def _checkout_root() -> Optional[Path]:
+    here = Path(__file__).resolve().parent
+    return next((p for p in [here, *here.parents] if (p / ".git").exists()), None)
+
+
+def git_commit_start() -> None:
+    """Start the query :func:`git_commit` answers, in the background: the command line starts it
+    before its imports, so that the ``git`` process runs alongside them (issue 10: start-up)."""
+    if _GIT:
+        return
+    root = _checkout_root()
+    if root is None:
+        _GIT["value"] = None
+        return
+    try:
+        # One process gives both: the commit ("# branch.oid", "(initial)" before the first
+        # commit) and whether a tracked file is modified (any line that is not a "#" header).
+        _GIT["proc"] = subprocess.Popen(["git", "-C", str(root), "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                                        # read-only: no index refresh written, so no index.lock against the user's own git
+                                        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    except (OSError, subprocess.SubprocessError):
+        _GIT["value"] = None
+        return
+    import atexit
+
+    atexit.register(_discard_unanswered)
+
+
+def _discard_unanswered() -> None:
+    """At exit, a query no one collected (the run failed first): stop and reap it."""
+    proc = _GIT.pop("proc", None)
+    if proc is not None:
+        proc.kill()
+        proc.communicate()
+
+
+#: ``platform.platform()`` (which runs ``uname -p``, a process) computing in a thread: {"thread": it}
+#: once started, {} again once joined (the platform module caches the answer).
+_HOST: Dict[str, Any] = {}
+
+
+def prefetch() -> None:
+    """Start provenance's two slow queries in the background, each a process: git's (see
+    :func:`git_commit`) and the host's platform string (:func:`host`). The command line calls it
+    before the run's imports, :func:`sharebuf.runner.run` before validating; the answers are
+    collected when the provenance is recorded (issue 10: start-up)."""
+    git_commit_start()
+    if not _HOST and not getattr(platform, "_platform_cache", None):
+        import threading
+
+        t = threading.Thread(target=platform.platform, name="sharebuf-provenance-platform", daemon=True)
+        _HOST["thread"] = t
+        t.start()
+
+
+def _parse_git_status(out: str) -> Optional[str]:
+    lines = out.splitlines()
+    oid = next((ln.split()[2] for ln in lines if ln.startswith("# branch.oid ") and len(ln.split()) == 3), None)
+    if oid is None or oid == "(initial)":
+        return None
+    dirty = any(ln and not ln.startswith("#") for ln in lines)
+    return oid + ("+dirty" if dirty else "")
+
+
 def git_commit() -> Optional[str]:
     """The commit of the checkout sharebuf runs from (editable installs), '+dirty' if modified."""
-    here = Path(__file__).resolve().parent
-    root = next((p for p in [here, *here.parents] if (p / ".git").exists()), None)
-    if root is None:
-        return None
-    try:
-        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        if rev.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return rev.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
+    if "value" not in _GIT:
+        git_commit_start()
+        proc = _GIT.pop("proc", None)
+        value = None
+        if proc is not None:
+            try:
+                out, _ = proc.communicate(timeout=5)
+                value = _parse_git_status(out) if proc.returncode == 0 else None
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            except (OSError, subprocess.SubprocessError):
+                pass
+        _GIT["value"] = value
+    return _GIT["value"]
 
 
 def host() -> Dict[str, Any]:
+    t = _HOST.pop("thread", None)
+    if t is not None:
+        t.join()  # platform.platform() below is then its cached answer
     mem = None
     try:
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

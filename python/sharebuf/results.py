@@ -4,6 +4,7 @@ and writing them to a directory atomically."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -12,7 +13,6 @@ from typing import Dict, List, Optional
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .classes import class_masks
 
@@ -57,8 +57,49 @@ def _strs(names, index: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(idx), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
-def _pct(x: np.ndarray, q: float) -> Optional[float]:
-    return float(np.percentile(x, q)) if len(x) else None
+def write_parquet(table: pa.Table, path) -> None:
+    """``pyarrow.parquet.write_table(table, path, compression="zstd")``, the same bytes, without
+    importing ``pyarrow.parquet``: that module imports ``pyarrow.fs`` and with it ``ssl`` and
+    the cloud filesystems (~0.03 s at start-up; issue 10). The writer underneath, given the
+    settings ``write_table`` gives it (pyarrow 12+); tests/python/test_startup.py compares the
+    bytes. Should that private class change, the public function is used."""
+    try:
+        from pyarrow._parquet import ParquetWriter
+
+        w = ParquetWriter(str(path), table.schema, version="2.6", compression="zstd", use_dictionary=True, write_statistics=True,
+                          use_deprecated_int96_timestamps=False, writer_engine_version="V2", data_page_version="1.0",
+                          use_compliant_nested_type=True, store_schema=True)
+    except (ImportError, TypeError):
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path, compression="zstd")
+        return
+    try:
+        w.write_table(table, row_group_size=None)
+    finally:
+        w.close()
+
+
+def _pct(x: np.ndarray, q: int) -> Optional[float]:
+    """``np.percentile(x, q)`` (its default "linear" method), bit for bit, without its call of
+    ``np.unique``, which imports ``numpy.ma`` (~0.03 s at start-up; issue 10). As numpy: the
+    virtual index ``(n - 1) q / 100`` between the order statistics ``a`` and ``b`` found by a
+    partition, then ``a + (b - a) g``, or ``b - (b - a)(1 - g)`` when ``g >= 0.5``; NaN if any."""
+    n = len(x)
+    if not n:
+        return None
+    v = (n - 1) * (q / 100)  # numpy: (n - 1) * true_divide(q, 100), in float64
+    lo = math.floor(v)
+    hi = lo + 1
+    if v >= n - 1:
+        lo = hi = n - 1
+    part = np.partition(np.asarray(x, dtype=np.float64), sorted({0, lo, hi, n - 1}))
+    if math.isnan(part[n - 1]):
+        return math.nan
+    a, b = float(part[lo]), float(part[hi])
+    g = v - (lo if v < n - 1 else -1)  # numpy's gamma: past the end its index is -1
+    d = b - a
+    return b - d * (1 - g) if g >= 0.5 else a + d * g
 
 
 class Results:
@@ -233,7 +274,7 @@ class Results:
             for name, t in self.tables.items():
                 if meta:  # where the table came from, so a copied-out file still says it
                     t = t.replace_schema_metadata({**(t.schema.metadata or {}), **meta})
-                pq.write_table(t, tmp / f"{name}.parquet", compression="zstd")
+                write_parquet(t, tmp / f"{name}.parquet")
             (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
             if getattr(self, "scenario", None) is not None:  # the scenario as resolved and run
                 from .provenance import to_toml

@@ -40,6 +40,7 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
 
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.perf_counter()
+    provenance.prefetch()  # git and uname run alongside the validation and the simulation
 
     if sets:
         from .sweep import scenario_dict

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -306,6 +305,8 @@ def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional
             for k in todo:  # in this process: no pool to start, and tests can observe the runs
                 finish(k, _run_one(uniq[k], dirs[k]))
         else:
+            from concurrent.futures import ProcessPoolExecutor, as_completed  # not at start-up (issue 10)
+
             ex = ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1, len(todo)))
             futs = {ex.submit(_run_one, uniq[k], dirs[k]): k for k in todo}
             for f in as_completed(futs):
