@@ -297,3 +297,35 @@ def test_paper_topology_is_one_flag_away():
     assert rc["switch"]["buffer_bytes"] == rp["switch"]["buffer_bytes"] == 3_932_160
     with pytest.raises(Exception, match="allowed: code, paper"):
         repro.reproduce(["abm-fig7"], "/nonexistent", topology="leafy")
+
+
+def test_ns3dc_profile_reaches_every_abm_run():
+    """The ABM specs set profile = "ns3dc": every key of the profile must reach each planned run's
+    scenario (a full dump of the base scenario used to pin sharebuf's defaults, so only Cubic's
+    cc_params applied); `--set profile=none` must give sharebuf's defaults back."""
+    from sharebuf.config import PROFILES, load_scenario
+
+    def get(s, dotted):
+        cur = s
+        for part in dotted.split("."):
+            cur = cur.get(part) if isinstance(cur, dict) else getattr(cur, part)
+        return cur
+
+    prof = PROFILES["ns3dc"]
+    checked = 0
+    for fid, spec in repro.list_figures().items():
+        if not spec.simulated or spec.scenario.set.get("profile") != "ns3dc":
+            continue
+        for _, _, _, d in points(spec, "quick"):
+            s = load_scenario(d)[0]
+            for k, v in prof.items():
+                if k.startswith("transport.cc_params.") and s.transport.cc != "cubic":
+                    continue
+                if any(k == sk or k.startswith(sk + ".") for sk in {**spec.scenario.set}):
+                    continue  # the spec sets this key itself
+                assert get(s, k) == v, (fid, k, get(s, k), v)
+                checked += 1
+    assert checked > 1000  # abm-fig6..12 at quick scale: hundreds of runs x 9 keys
+    d = points(repro.list_figures()["abm-fig7"], "quick", None, {"profile": "none"})[0][3]
+    s = load_scenario(d)[0]
+    assert (s.topology.ecmp_hash, s.switch.device_queue_packets, s.host.nic_qdisc, s.transport.recovery) == ("salted", 0, "fifo", "rfc6675")

@@ -239,13 +239,15 @@ def _order(fid: str):
 
 def points(spec: FigureSpec, scale: str, seeds: Optional[List[int]] = None, overrides: Optional[Dict[str, Any]] = None):
     """The runs of a packet figure: a list of (series name, x, seed, scenario dict)."""
-    from ..config import load_scenario
+    from ..config import load_scenario, strip_profile_keys
     from ..sweep import set_path
 
     if scale not in SCALES:
         raise ScenarioError(f"--scale {scale!r}: allowed: {', '.join(SCALES)}")
     sc, base, name = load_scenario(spec.scenario.base)
-    base_dict = sc.model_dump(exclude_none=True)
+    # Keys a profile may set stay unset unless the base scenario set them itself: a full dump
+    # would pin sharebuf's defaults and the spec's `profile = "ns3dc"` would apply nothing.
+    base_dict = strip_profile_keys(sc, sc.model_dump(exclude_none=True))
     base_dict["name"] = spec.id
     sca = spec.scale(scale)
     xs = sca.x_values or spec.x.values
