@@ -316,13 +316,20 @@ def section() -> list:
                   f"incast, seed 1 (run `{r.get('run_key', '?')}`), with the ns3dc profile applied (fq_codel host NICs, 100-packet "
                   f"device FIFOs, same ECMP hash, PRR, 1 ms timestamps) and the buffer sampled every 30 us. "
                   f"{r['delivered_data_pkts'] / r['cpu_s'] / 1e6:.2f} M delivered data packets per CPU-second, "
-                  f"{r['events'] / r['delivered_data_pkts']:.1f} events per delivered data packet.", ""]
+                  f"{r['events'] / r['delivered_data_pkts']:.1f} events per delivered data packet. The earlier extrapolation "
+                  "from 50-400 ms without the profile (cost curves above: 0.8 G events, ~3 CPU minutes) got the events right; "
+                  f"the CPU time is {r['cpu_s'] / 60:.1f} minutes at {r['events'] / r['cpu_s'] / 1e6:.1f} M events per CPU-second "
+                  "against 4.1 M then, on a machine at load average 10-15 (2 cores) for the whole hour. "
+                  + (f"Note: {r['note']}." if r.get("note") else ""), ""]
         if "fattree" in data:
             r = data["fattree"]
             L += [f"Fat-tree: `bench/scaling.py`'s workload (websearch at 40% of the edge uplinks, every flow leaves its "
                   f"edge switch (`destinations = \"inter_leaf\"`); incast 50% of the buffer, fan-in 32, 2 queries/s per host; DT 0.5, Cubic), "
                   f"{r['arrivals_ms']:g} ms of arrivals and 30 ms of drain: {r['events'] / r['delivered_data_pkts']:.1f} events "
-                  f"per delivered data packet, {r['delivered_data_pkts'] / r['cpu_s'] / 1e6:.2f} M packets per CPU-second.", ""]
+                  f"per delivered data packet, {r['delivered_data_pkts'] / r['cpu_s'] / 1e6:.2f} M packets per CPU-second; "
+                  f"{r['flows'] - r['finished']:,} flows still running at `max_ms` (reported unfinished). The rate per event, "
+                  f"{r['events'] / r['cpu_s'] / 1e6:.2f} M per CPU-second, is the 8 ms point's (0.94 M, curves above): past the "
+                  "first few ms the cost per ms of arrivals stays flat, and 50 ms is ~5.5 CPU minutes here.", ""]
     if png:
         L += ["![paper scale](paper_scale.png)", ""]
     if "grid" in data:
