@@ -235,14 +235,41 @@ class RunResults(dict):
         self.ran: Dict[str, bool] = {}
 
 
-def _check_memory(uniq: Dict[str, dict], label: str) -> None:
-    """Refuse, before anything runs, a point too large for this machine's memory."""
+def _check_memory(uniq: Dict[str, dict], label: str) -> tuple:
+    """Refuse, before anything runs, a point too large for this machine's memory; return
+    (estimated bytes per run key, the limit) for :func:`_check_parallel_memory`."""
     from .memory import available_memory_bytes, check_memory
 
     limit = available_memory_bytes()
+    est = {}
     for k, d in uniq.items():
-        check_memory(resolve(parse_scenario(d), Path.cwd()), f"{label} run-{k} (scenario '{d.get('name', 'scenario')}', seed {d.get('seed')})",
-                     limit=limit)
+        est[k] = check_memory(resolve(parse_scenario(d), Path.cwd()),
+                              f"{label} run-{k} (scenario '{d.get('name', 'scenario')}', seed {d.get('seed')})", limit=limit)
+    return est, limit
+
+
+def _check_parallel_memory(est: Dict[str, int], todo: Sequence[str], workers: int, limit: Optional[int], label: str) -> None:
+    """Refuse ``workers`` local processes when the runs they may hold at once (the ``workers``
+    largest estimates among the runs still to do: each process takes its own memory) exceed the
+    limit, naming the largest ``--jobs`` that fits."""
+    from .memory import LIMIT_ENV, _fmt
+
+    if limit is None or workers <= 1:
+        return
+    big = sorted((est[k] for k in todo), reverse=True)
+    peak = sum(big[:workers])
+    if peak <= limit:
+        return
+    fits, acc = 0, 0
+    for b in big:
+        if acc + b > limit:
+            break
+        acc += b
+        fits += 1
+    raise ScenarioError(
+        f"{label} --jobs {workers}: {workers} runs at once need about {_fmt(peak)} of memory (the {workers} largest of "
+        f"{len(todo)} runs to do, {_fmt(big[0])} the largest; each worker process holds its own run); the limit is "
+        f"{_fmt(limit)} (available memory, or ${LIMIT_ENV}); allowed: --jobs {max(fits, 1)} or fewer, or smaller runs")
 
 
 def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional[int] = None, use_ray: bool = False,
@@ -257,7 +284,7 @@ def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional
         uniq.setdefault(k, d)
     keys = list(uniq)
     dirs = {k: (str(out_path / f"run-{k}") if out_path else None) for k in keys}
-    _check_memory(uniq, label)
+    est, limit = _check_memory(uniq, label)
     if out_path is not None and out_path.is_dir():
         from .results import remove_stale_partials
 
@@ -268,6 +295,8 @@ def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional
                 res[k] = json.loads(f.read_text())
                 res.ran[k] = False
     todo = [k for k in keys if k not in res]
+    if todo and not use_ray:  # Ray places tasks by its own resources
+        _check_parallel_memory(est, todo, min(jobs or os.cpu_count() or 1, len(todo)), limit, label)
     bar = task = None
     if progress and todo:
         reused = len(keys) - len(todo)

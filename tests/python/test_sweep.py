@@ -78,3 +78,25 @@ def test_ray_backend_gives_the_same_table(tmp_path):
     remote = sweep(EXAMPLES / "contract-star-cbr.toml", grid, use_ray=True)
     cols = [c for c in local.columns if c not in ("wall_s",)]
     pd.testing.assert_frame_equal(local[cols], remote[cols])
+
+
+def test_parallel_runs_are_refused_when_their_memory_sum_exceeds_the_limit(tmp_path, monkeypatch):
+    """Each worker process holds its own run: --jobs N needs the N largest estimates at once.
+    Three runs of ~E bytes each under a limit of 2.5 E: --jobs 3 is refused naming --jobs 2,
+    --jobs 2 passes the check (and runs), and the message names the key, value and what fits."""
+    from sharebuf.config import parse_scenario, resolve
+    from sharebuf.memory import estimate_spec_memory_bytes
+    from sharebuf.sweep import plan, run_many, run_key
+
+    pts = plan(EXAMPLES / "contract-star-cbr.toml", {"switch.bm.alpha": [0.5, 1.0, 2.0]})
+    items = [(run_key(d), d) for _, d in pts]
+    est = [estimate_spec_memory_bytes(resolve(parse_scenario(d), tmp_path)) for _, d in items]
+    assert max(est) - min(est) < 0.01 * max(est)  # alpha does not change the estimate
+    monkeypatch.setenv("SHAREBUF_MEMORY_LIMIT_BYTES", str(int(2.5 * max(est))))
+    with pytest.raises(sharebuf.ScenarioError, match=r"^sweep --jobs 3: 3 runs at once need about \d+ MiB .* allowed: --jobs 2 or fewer"):
+        run_many(items, tmp_path / "a", jobs=3)
+    assert not (tmp_path / "a").exists()  # refused before anything ran
+    done = run_many(items, tmp_path / "b", jobs=2)
+    assert len(done) == 3 and all(done.ran.values())
+    # Runs already done are not counted: with all three complete, --jobs 3 has nothing to run.
+    assert len(run_many(items, tmp_path / "b", jobs=3)) == 3
