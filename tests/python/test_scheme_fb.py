@@ -228,12 +228,13 @@ def test_fba_converges_to_fb_and_to_dt():
 def _pisa_incast(bm):
     """examples/schemes/dtpy.toml's incast (8 × 400 kB into one 10 Gb/s port, 200 kB buffer,
     2 RR queues per port) with half of the senders in each queue (N_low = 2, γ = 1/2 on the
-    incast port) under FB's default α_L = 0.5."""
+    incast port), α_L = 0.6 (not a power of two, so that `pow2` changes thresholds: with 0.5,
+    N_low ∈ {1, 2} and γ ∈ {1, 1/2} every ω is a power of two and the shift is exact)."""
     import tomllib
     from conftest import EXAMPLES
 
     d = tomllib.loads((EXAMPLES / "schemes" / "dtpy.toml").read_text())
-    d["switch"]["bm"] = dict(bm)
+    d["switch"]["bm"] = {"alpha_low": 0.6, **bm}
     for i, f in enumerate(d["workload"][0]["flows"]):
         f["priority"] = i % 2
     return d
