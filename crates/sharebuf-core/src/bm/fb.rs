@@ -17,7 +17,8 @@
 //!   congested queues of the buffer and γ is 1 with one queue per port.
 //!
 //! The congested-queue definition (`congested`), how N_p counts (`np_count`) and γ (`gamma`)
-//! are parameters; see docs/schemes/fb.md. [`FbCore`] is shared with FBA (fba.rs).
+//! are parameters; see docs/schemes/fb.md. [`FbCore`] is shared with FBA (fba.rs); FB on a
+//! programmable switch (fb_pisa.rs, FB §5.1) wraps [`Fb`] and reuses its admission pieces.
 
 use std::collections::HashMap;
 

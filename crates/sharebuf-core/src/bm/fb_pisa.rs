@@ -46,6 +46,8 @@ pub struct FbPisa {
     pow2: bool,
     /// Allowed α values, ascending; empty = any α.
     alpha_levels: Vec<f64>,
+    /// Per queue index: the α whose threshold decides whether the queue is congested (FB's).
+    flag_alpha: Vec<f64>,
     /// FB's own tick (single-queue classifier purge, measured γ) when a SYNC tick replaces it.
     inner_tick: Option<Time>,
     last_inner_tick: Time,
@@ -137,6 +139,7 @@ impl FbPisa {
         alpha_levels.dedup();
         let nqt = ctx.port_rate_bps.len() * ctx.n_queues;
         let inner_tick = if sync_ps > 0 { fb.tick_interval_ps() } else { None };
+        let flag_alpha = (0..ctx.n_queues).map(|c| fb.flag_alpha(QueueRef { port: 0, queue: c })).collect();
         Ok(FbPisa {
             fb,
             sync_ps,
@@ -146,6 +149,7 @@ impl FbPisa {
             gamma_count_bytes: gcb.ceil() as u64,
             pow2,
             alpha_levels,
+            flag_alpha,
             inner_tick,
             last_inner_tick: 0,
         })
@@ -177,10 +181,8 @@ impl FbPisa {
         let v = self.view.as_mut().expect("view");
         v.queue_bytes.copy_from_slice(&self.egress);
         v.occupied_bytes = self.egress.iter().sum::<u64>().min(v.total_bytes);
-        let v = self.view.as_ref().expect("view");
-        let fb = &mut self.fb;
-        let a: Vec<f64> = (0..v.n_queues).map(|c| fb.flag_alpha(QueueRef { port: 0, queue: c })).collect();
-        fb.core.resync(v, |c| a[c]);
+        let (v, a) = (self.view.as_ref().expect("view"), &self.flag_alpha);
+        self.fb.core.resync(v, |c| a[c]);
     }
 
     /// N_c: queues of q's port holding ≥ gamma_count_bytes in `v` (q itself always counts).
