@@ -68,6 +68,8 @@ CASES.update({
     "small-dt-dctcp-devq-sp": _small("dt", "dctcp", **{"switch.device_queue_packets": 2, "switch.scheduler": "sp"}),
     "small-abm-dctcp-ns3dc": _small("abm", "dctcp", profile="ns3dc"),
     "small-dt-newreno-drr-ippayload": _small("dt", "newreno", **{"switch.scheduler": "drr", "switch.buffer_accounting": "ip_payload"}),
+    # FB on PISA with all four approximations (synced state, γ count, pow2, α levels).
+    "small-fb_pisa-newreno-sync": _small("fb_pisa", "newreno", **{"switch.bm.sync_period_us": 20, "switch.bm.alpha_levels": [0.5, 1, 2, 4, 8, 16]}),
 })
 CASES["star-cbr-contract"] = {"scenario": "examples/contract-star-cbr.toml", "sets": {}}
 CASES["leaf-spine-contract"] = {"scenario": "examples/contract-leaf-spine.toml", "sets": {}}

@@ -84,7 +84,7 @@ CASES = [
     Case("key-horizon-clock", "a horizon beyond the engine's clock", RUN, sc().replace("max_ms = 2", "max_ms = 1e11"), {}, None,
          "max_ms = 100000000000.0: beyond the engine's clock (64-bit picoseconds); allowed: <= 18,446,744,074 ms"),
     Case("key-scheme", "an unknown scheme", RUN, sc(tail='[switch.bm]\nscheme = "abn"\n'), {}, None,
-         "switch.bm.scheme = 'abn': unknown scheme (did you mean 'fab'?); allowed: cs, cp, dt, fab, ib, fb, fba, abm, abm_approx, cbm, bshare, lqd, python"),
+         "switch.bm.scheme = 'abn': unknown scheme (did you mean 'fab'?); allowed: cs, cp, dt, fab, ib, fb, fb_pisa, fba, abm, abm_approx, cbm, bshare, lqd, python"),
     Case("key-scheme-param", "an unknown scheme parameter", RUN, sc(tail='[switch.bm]\nscheme = "dt"\nalpah = 1\n'), {}, None,
          "switch.bm.alpah: unknown parameter for 'dt' (did you mean 'alpha'?); allowed: alpha"),
     Case("key-cc", "an unknown congestion control", RUN, sc(tail='[transport]\ncc = "cubik"\n'), {}, None,
@@ -197,9 +197,9 @@ CASES = [
     Case("cli-scale", "repro: an unknown --scale", ["repro", "abm-fig7", "--scale", "huge", "--out", "out"], None, {}, None,
          "argument --scale: invalid choice: 'huge' (choose from 'tiny', 'quick', 'full') (see: sharebuf repro --help)"),
     Case("repro-id", "repro: an unknown figure id", ["repro", "abm-fig77", "--out", "out"], None, {}, None,
-         "repro: figure id 'abm-fig77' is not known; `sharebuf repro list` lists 27: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5, fab-hw"),
+         "repro: figure id 'abm-fig77' is not known; `sharebuf repro list` lists 28: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5, fab-hw, fb-pisa"),
     Case("repro-path-id", "repro: a path as figure id", ["repro", "../../etc/passwd", "--out", "out"], None, {}, None,
-         "repro: figure id '../../etc/passwd' is not known; `sharebuf repro list` lists 27: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5, fab-hw"),
+         "repro: figure id '../../etc/passwd' is not known; `sharebuf repro list` lists 28: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5, fab-hw, fb-pisa"),
 ]
 
 def _setup(case: Case, d: Path) -> None:

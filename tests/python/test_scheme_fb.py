@@ -223,3 +223,41 @@ def test_fba_converges_to_fb_and_to_dt():
     assert pre_burst_total(fba[1][1]) == pytest.approx(1e6 * 0.5 / 1.5, rel=0.05)
     assert pre_burst_total(fba[100][1]) == pytest.approx(1e6 * 0.5 / 1.5, rel=0.05)
     assert pre_burst_total(fba[1_000_000][1]) == pytest.approx(1e6 * 4 / 5, rel=0.05)
+
+
+def _pisa_incast(bm):
+    """examples/schemes/dtpy.toml's incast (8 × 400 kB into one 10 Gb/s port, 200 kB buffer,
+    2 RR queues per port) with half of the senders in each queue (N_low = 2, γ = 1/2 on the
+    incast port), α_L = 0.6 (not a power of two, so that `pow2` changes thresholds: with 0.5,
+    N_low ∈ {1, 2} and γ ∈ {1, 1/2} every ω is a power of two and the shift is exact)."""
+    import tomllib
+    from conftest import EXAMPLES
+
+    d = tomllib.loads((EXAMPLES / "schemes" / "dtpy.toml").read_text())
+    d["switch"]["bm"] = {"alpha_low": 0.6, **bm}
+    for i, f in enumerate(d["workload"][0]["flows"]):
+        f["priority"] = i % 2
+    return d
+
+
+def _same_run(a, b):
+    return (a.flows.equals(b.flows) and a.buffer.equals(b.buffer) and a.summary["drops"] == b.summary["drops"]
+            and a.summary["bytes"] == b.summary["bytes"])
+
+
+def test_fb_pisa_exact_equals_fb_on_incast_with_drops():
+    """Issue #11 must-show 2, FB.md §5.1: `fb_pisa` with a zero sync period and exact arithmetic
+    (sync_period_us = 0, gamma_count = false, pow2 = false, no alpha_levels) gives ideal FB's flow
+    table, buffer samples and drop counts exactly, on a run with threshold drops. Each
+    approximation alone changes them (so the comparison can fail)."""
+    fb = sharebuf.run(_pisa_incast({"scheme": "fb"}))
+    exact = {"scheme": "fb_pisa", "sync_period_us": 0, "gamma_count": False, "pow2": False}
+    hw = sharebuf.run(_pisa_incast(exact))
+    print("drops", fb.summary["drops"])
+    assert fb.summary["drops"]["bm_threshold"] > 100
+    assert fb.flows.end_s.notna().all()
+    assert _same_run(fb, hw)
+    for k, v in (("sync_period_us", 20), ("gamma_count", True), ("pow2", True), ("alpha_levels", [1.0])):
+        other = sharebuf.run(_pisa_incast({**exact, k: v}))
+        print(k, other.summary["drops"])
+        assert not _same_run(fb, other), k

@@ -17,7 +17,8 @@
 //!   congested queues of the buffer and γ is 1 with one queue per port.
 //!
 //! The congested-queue definition (`congested`), how N_p counts (`np_count`) and γ (`gamma`)
-//! are parameters; see docs/schemes/fb.md. [`FbCore`] is shared with FBA (fba.rs).
+//! are parameters; see docs/schemes/fb.md. [`FbCore`] is shared with FBA (fba.rs); FB on a
+//! programmable switch (fb_pisa.rs, FB §5.1) wraps [`Fb`] and reuses its admission pieces.
 
 use std::collections::HashMap;
 
@@ -216,6 +217,31 @@ impl FbCore {
         let (was, is) = (old >= x, new >= x);
         if was != is {
             self.count(q, is);
+        }
+    }
+
+    /// Recompute the congested flags and counts from the state `st` (FB on PISA, fb_pisa.rs: the
+    /// SYNC packets rewrite the ingress counters from the synced queue lengths, one queue index
+    /// per pass, in index order). `alpha(queue)` is the α whose threshold decides congestion.
+    pub fn resync(&mut self, st: &BufferState, alpha: impl Fn(usize) -> f64) {
+        match self.congested {
+            Congested::Threshold(_) => {
+                for i in 0..self.flag.len() {
+                    let q = QueueRef { port: i / self.n_queues, queue: i % self.n_queues };
+                    self.refresh(st, q, alpha(q.queue));
+                }
+            }
+            Congested::Bytes(x) => {
+                self.cong_q.iter_mut().for_each(|v| *v = 0);
+                self.port_cnt.iter_mut().for_each(|v| *v = 0);
+                self.cong_p.iter_mut().for_each(|v| *v = 0);
+                for i in 0..self.flag.len() {
+                    if st.queue_bytes[i] >= x {
+                        self.count(QueueRef { port: i / self.n_queues, queue: i % self.n_queues }, true);
+                    }
+                }
+            }
+            Congested::Soft(_) => {}
         }
     }
 
@@ -436,7 +462,7 @@ impl Classifier {
 }
 
 pub struct Fb {
-    core: FbCore,
+    pub(super) core: FbCore,
     /// Multi mode: α per queue. Single mode: unused.
     alpha: Vec<f64>,
     /// Single mode: α of short-flow (high) and long-flow (low) packets, and the classifier.
@@ -454,16 +480,23 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
 
 impl Fb {
     pub fn new(p: &Params, ctx: &BmContext) -> Result<Fb, String> {
+        Fb::new_with_keys(p, ctx, "fb", &[])
+    }
+
+    /// FB's parameters for scheme `scheme`, which also takes the keys `extra` (FB on PISA,
+    /// fb_pisa.rs, parses its own keys from the same table).
+    pub(super) fn new_with_keys(p: &Params, ctx: &BmContext, scheme: &str, extra: &[&str]) -> Result<Fb, String> {
         let nq = ctx.n_queues;
         let default_mode = if nq == 1 { "single" } else { "multi" };
         let mode = p.str_or("mode", default_mode, &["multi", "single"])?;
         let mut keys: Vec<&str> = COMMON_KEYS.to_vec();
+        keys.extend(extra);
         if mode == "multi" {
             keys.extend(["alpha", "high", "priority"]);
         } else {
             keys.extend(["classifier", "short_flow_bytes", "flow_idle_us"]);
         }
-        p.allow_only("fb", &keys).map_err(|e| format!("{e} (mode = '{mode}')"))?;
+        p.allow_only(scheme, &keys).map_err(|e| format!("{e} (mode = '{mode}')"))?;
         let a_low = p.f64_or("alpha_low", ALPHA_LOW)?;
         let a_high = p.f64_or("alpha_high", ALPHA_HIGH)?;
         check_positive("alpha_low", &[a_low])?;
@@ -499,7 +532,7 @@ impl Fb {
     /// The α whose threshold decides whether queue `q` is congested: its class's α (multi), the
     /// long-flow α_L (single: the threshold that controls a standing queue).
     #[inline]
-    fn flag_alpha(&self, q: QueueRef) -> f64 {
+    pub(super) fn flag_alpha(&self, q: QueueRef) -> f64 {
         if self.classifier.is_some() {
             self.alpha_low
         } else {
@@ -508,7 +541,7 @@ impl Fb {
     }
 
     #[inline]
-    fn alpha_of(&self, q: QueueRef, pkt: &Packet, now: Time) -> f64 {
+    pub(super) fn alpha_of(&self, q: QueueRef, pkt: &Packet, now: Time) -> f64 {
         match &self.classifier {
             None => self.alpha[q.queue],
             Some(c) => {
@@ -520,6 +553,30 @@ impl Fb {
             }
         }
     }
+
+    /// The α of an arriving packet; the single-queue classifier counts the packet.
+    #[inline]
+    pub(super) fn classify_alpha(&mut self, q: QueueRef, pkt: &Packet, now: Time) -> f64 {
+        match &mut self.classifier {
+            None => self.alpha[q.queue],
+            Some(c) => {
+                if c.classify(pkt, now) {
+                    self.alpha_high
+                } else {
+                    self.alpha_low
+                }
+            }
+        }
+    }
+
+    /// First half of FB's admission: re-evaluate whether `q` is congested, then classify the
+    /// packet; returns its α.
+    #[inline]
+    pub(super) fn admit_alpha(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> f64 {
+        let a_ref = self.flag_alpha(q);
+        self.core.refresh(st, q, a_ref);
+        self.classify_alpha(q, pkt, now)
+    }
 }
 
 impl BufferManager for Fb {
@@ -529,18 +586,7 @@ impl BufferManager for Fb {
 
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
-        let a_ref = self.flag_alpha(q);
-        self.core.refresh(st, q, a_ref);
-        let alpha = match &mut self.classifier {
-            None => self.alpha[q.queue],
-            Some(c) => {
-                if c.classify(pkt, now) {
-                    self.alpha_high
-                } else {
-                    self.alpha_low
-                }
-            }
-        };
+        let alpha = self.admit_alpha(st, q, pkt, now);
         let t = self.core.omega(st, q, alpha) * st.remaining_bytes() as f64;
         if (st.qbytes(q) + pkt.size_bytes as u64) as f64 <= t {
             Admission::Accept

@@ -14,6 +14,7 @@ pub mod cs;
 pub mod dt;
 pub mod fab;
 pub mod fb;
+pub mod fb_pisa;
 pub mod fba;
 pub mod ib;
 pub mod lqd;
@@ -304,6 +305,7 @@ schemes! {
     Fab(fab::Fab),
     Ib(ib::IntelligentBuffer),
     Fb(fb::Fb),
+    FbPisa(fb_pisa::FbPisa),
     Fba(fba::Fba),
     Abm(abm::Abm),
     AbmApprox(abm_approx::AbmApprox),
@@ -370,6 +372,7 @@ pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("fab", "FAB: DT with a per-packet alpha chosen by the age of its flow", fab::build),
     ("ib", "Cisco Intelligent Buffer: DT + approximate fair drop + dynamic packet prioritization", ib::build),
     ("fb", "FB: T = alpha_c * (1/N_p) * gamma * (B - Q(t))", fb::build),
+    ("fb_pisa", "FB on a programmable switch (FB 5.1): synced state, gamma = 1/N_c, power-of-two shifts, few alphas", fb_pisa::build),
     ("fba", "FBA: DT whose alpha is reset every period to alpha_c * gamma / N_p", fba::build),
     ("abm", "ABM: T = alpha_p * (1/n_p) * (mu/b) * (B - Q(t))", abm::build),
     ("abm_approx", "ABM approximated by DT with alpha reconfigured every interval", abm_approx::build),
