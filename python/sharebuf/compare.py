@@ -92,7 +92,7 @@ def scheme_notes(d: dict, schemes: Sequence[str]) -> List[str]:
     notes = []
     bm, sw = d["switch"]["bm"], d["switch"]
     for s in schemes:
-        if s not in ("fb", "fba") or "high" in bm or "alpha" in bm:
+        if s not in ("fb", "fba", "fb_pisa") or "high" in bm or "alpha" in bm:
             continue
         multi = bm.get("mode", "multi" if sw.get("queues_per_port", 1) > 1 else "single") == "multi"
         if multi:

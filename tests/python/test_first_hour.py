@@ -191,8 +191,9 @@ def test_compare_notes_fb_without_a_high_class():
 
     d = scenario_dict("default")
     d["switch"]["bm"] = {"scheme": "dt"}
-    notes = scheme_notes(d, ["dt", "abm", "fb"])
-    assert len(notes) == 1 and notes[0].startswith("fb: no queue is marked high") and "α_L/N_p" in notes[0]
+    notes = scheme_notes(d, ["dt", "abm", "fb", "fb_pisa"])
+    assert len(notes) == 2 and notes[0].startswith("fb: no queue is marked high") and "α_L/N_p" in notes[0]
+    assert notes[1].startswith("fb_pisa: no queue is marked high")  # FB's hardware design: the same classes
     d["switch"]["bm"]["high"] = [0, 1]
     assert scheme_notes(d, ["fb"]) == []
     d["switch"]["bm"] = {"scheme": "fb", "mode": "single"}

@@ -197,9 +197,9 @@ CASES = [
     Case("cli-scale", "repro: an unknown --scale", ["repro", "abm-fig7", "--scale", "huge", "--out", "out"], None, {}, None,
          "argument --scale: invalid choice: 'huge' (choose from 'tiny', 'quick', 'full') (see: sharebuf repro --help)"),
     Case("repro-id", "repro: an unknown figure id", ["repro", "abm-fig77", "--out", "out"], None, {}, None,
-         "repro: figure id 'abm-fig77' is not known; `sharebuf repro list` lists 28: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5, fab-hw, fb-pisa"),
+         "repro: figure id 'abm-fig77' is not known; `sharebuf repro list` lists 28: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fb-pisa, fab-fig2, fab-fig3, fab-hw, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5"),
     Case("repro-path-id", "repro: a path as figure id", ["repro", "../../etc/passwd", "--out", "out"], None, {}, None,
-         "repro: figure id '../../etc/passwd' is not known; `sharebuf repro list` lists 28: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fab-fig2, fab-fig3, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5, fab-hw, fb-pisa"),
+         "repro: figure id '../../etc/passwd' is not known; `sharebuf repro list` lists 28: fb-fig2, fb-fig3, fb-fig4, fb-fig5, fb-fig7, fb-fig8, fb-fig9, fb-fig10b, fb-fig11, fb-pisa, fab-fig2, fab-fig3, fab-hw, abm-fig3, abm-fig4, abm-fig5, abm-fig6, abm-fig7, abm-fig8, abm-fig9, abm-fig10, abm-fig11, abm-fig12, cbm-fig1, bshare-fig2, bshare-fig3, bshare-fig4, bshare-fig5"),
 ]
 
 def _setup(case: Case, d: Path) -> None:

@@ -231,10 +231,14 @@ def load_specs() -> Dict[str, FigureSpec]:
 
 
 def _order(fid: str):
+    """Paper order, then figure number; a paper's figures of our own (``fb-pisa``, ``fab-hw``)
+    come after its numbered ones."""
     papers = ["fb", "fab", "abm", "cbm", "bshare"]
-    paper, _, rest = fid.partition("-fig")
-    num = "".join(ch for ch in rest if ch.isdigit())
-    return (papers.index(paper) if paper in papers else 99, int(num or 0), rest)
+    paper, _, rest = fid.partition("-")
+    if rest.startswith("fig"):
+        num = "".join(ch for ch in rest if ch.isdigit())
+        return (papers.index(paper) if paper in papers else 99, int(num or 0), rest)
+    return (papers.index(paper) if paper in papers else 99, 10**6, rest)
 
 
 def points(spec: FigureSpec, scale: str, seeds: Optional[List[int]] = None, overrides: Optional[Dict[str, Any]] = None):
