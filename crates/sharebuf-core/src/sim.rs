@@ -678,14 +678,16 @@ impl Simulator {
             f.on_ack(&p, int.as_ref(), now, &self.cfg, &mut self.out);
             self.emit(h, None);
         }
-        self.arm_timers(fi);
+        self.arm_timers(fi, s);
         self.flows.after_packet(fi, s, &self.pool);
     }
 
     // ---------------------------------------------------------------- timers & sources
 
-    fn arm_timers(&mut self, fi: usize) {
-        let Some(s) = self.flows.slot_of(fi) else { return };
+    /// Schedule an event for each timer of flow `fi` (in slab slot `s`) that needs one. The
+    /// caller has the slot already: no second id → slot lookup per packet.
+    #[inline(always)]
+    fn arm_timers(&mut self, fi: usize, s: usize) {
         let f = self.flows.at_mut(s);
         for (t, k) in [(&mut f.rto, Kind::Rto), (&mut f.pace, Kind::Pace), (&mut f.delack, Kind::DelAck)] {
             if t.needs_event() {
@@ -713,7 +715,7 @@ impl Simulator {
             return;
         }
         if t.deadline > now {
-            self.arm_timers(fi as usize);
+            self.arm_timers(fi as usize, s);
             return;
         }
         match which {
@@ -723,7 +725,7 @@ impl Simulator {
         }
         let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s).copied()) } else { (f.src, None) };
         self.emit(h, echo);
-        self.arm_timers(fi as usize);
+        self.arm_timers(fi as usize, s);
     }
 
     /// Flow `fi` starts: build its `TcpFlow` from its descriptor (cold until now) and a clone of
@@ -748,7 +750,7 @@ impl Simulator {
         let f = self.flows.at_mut(s);
         f.start(now, cc, &self.cfg, &mut self.out);
         self.emit(src, None);
-        self.arm_timers(fi as usize);
+        self.arm_timers(fi as usize, s);
     }
 
     fn cbr_send(&mut self, i: u32) {

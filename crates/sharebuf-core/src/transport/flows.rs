@@ -146,8 +146,10 @@ impl FlowTable {
     /// done, it becomes a candidate for retirement; enough candidates trigger a sweep.
     #[inline]
     pub fn after_packet(&mut self, fi: usize, s: usize, pool: &PacketPool) {
+        // The sender's state first: it is rarely `Done`, and it is in the cache line the
+        // packet's handler just used (the `queued` look-up is needed only then).
         let f = &self.slab[s];
-        if self.retire && !self.queued[s] && f.state == SendState::Done && f.finished() {
+        if f.state == SendState::Done && self.retire && !self.queued[s] && f.finished() {
             self.queued[s] = true;
             self.candidates.push(fi as u32);
             if self.candidates.len() >= self.sweep_at {

@@ -327,7 +327,7 @@ impl TcpFlow {
             self.srtt_ps = 0.875 * self.srtt_ps + 0.125 * r;
         }
         let rto = self.srtt_ps + (4.0 * self.rttvar_ps).max(cfg.clock_granularity_ps as f64);
-        self.rto_ps = (rto as Time).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
+        self.rto_ps = whole_ps(rto).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
     }
 
     /// Sender side: a SYN-ACK or ACK arrived.
@@ -356,7 +356,7 @@ impl TcpFlow {
         if let Some(r) = rtt {
             self.rtt_sample(r, cfg);
         }
-        let srtt = if self.has_rtt { Some(self.srtt_ps as Time) } else { None };
+        let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
         let ece = pkt.has(flags::ECE);
         let (una_before, sacked_before) = (self.snd_una, self.sb.sacked_bytes());
         if cfg.sack && pkt.sack_hi > pkt.sack_lo {
@@ -633,6 +633,15 @@ pub fn measured_rtt(echo_ps: Time, now: Time, cfg: &TransportCfg) -> Option<Time
     }
     let d = (now / tick - echo_ps / tick) * tick;
     Some(if d == 0 { crate::engine::PS_PER_US } else { d })
+}
+
+/// `x as Time` for an RTT estimate `x` (non-negative, finite), through `i64`: x86-64
+/// converts to a signed integer in one instruction (`as u64` needs a second path for
+/// 2^63 and above). The same value for every `x` below 2^63 ps (106 days); above, it
+/// saturates at 2^63 − 1 instead of 2^64 − 1.
+#[inline(always)]
+fn whole_ps(x: f64) -> Time {
+    x as i64 as Time
 }
 
 /// Insert [s, e) into a sorted list of disjoint intervals, merging overlaps.
@@ -921,6 +930,20 @@ pub(crate) mod tests {
         f.on_receive(&data_pkt(3000, 1000, false, 44), 400, &c, &mut out);
         let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
         assert_eq!(got, vec![(3000, true, 33), (4000, false, 44)]);
+    }
+
+    #[test]
+    fn whole_ps_equals_the_unsigned_cast_below_2_pow_63() {
+        // Every RTT estimate the transport converts: fractions, exact integers, the largest
+        // integers f64 holds exactly, and the last values below 2^63.
+        let mut xs = vec![0.0, 0.25, 0.999_999, 1.0, 1.5, 12_345.678, 1e9 + 0.5, 2f64.powi(52) + 0.5, 2f64.powi(53), 2f64.powi(53) + 2.0];
+        xs.extend((0..64).map(|k| 2f64.powi(k) * 1.337));
+        let below = f64::from_bits((2f64.powi(63)).to_bits() - 1); // largest f64 below 2^63
+        xs.push(below);
+        for x in xs.into_iter().filter(|&x| x < 2f64.powi(63)) {
+            assert_eq!(whole_ps(x), x as u64, "x = {x}");
+        }
+        assert_eq!(whole_ps(below), 9_223_372_036_854_774_784);
     }
 
     #[test]
