@@ -88,7 +88,7 @@ CASES = [
     Case("key-scheme-param", "an unknown scheme parameter", RUN, sc(tail='[switch.bm]\nscheme = "dt"\nalpah = 1\n'), {}, None,
          "switch.bm.alpah: unknown parameter for 'dt' (did you mean 'alpha'?); allowed: alpha"),
     Case("key-cc", "an unknown congestion control", RUN, sc(tail='[transport]\ncc = "cubik"\n'), {}, None,
-         "transport.cc = 'cubik': unknown congestion control (did you mean 'cubic'?); allowed: newreno, dctcp, cubic, timely, powertcp, theta_powertcp, hpcc"),
+         "transport.cc = 'cubik': unknown congestion control (did you mean 'cubic'?); allowed: newreno, dctcp, cubic, timely, powertcp, theta_powertcp, hpcc, fixed_window"),
     Case("key-cc-param-nan", "nan in a congestion-control parameter", RUN, sc(tail='[transport]\ncc = "dctcp"\ncc_params = { g = nan }\n'), {}, None,
          'transport.cc_params.g = nan: not a finite number; allowed: finite numbers'),
     Case("key-profile", "an unknown profile", RUN, sc(top='profile = "ns3"'), {}, None,

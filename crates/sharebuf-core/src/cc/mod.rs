@@ -7,6 +7,7 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod fixed_window;
 pub mod hpcc;
 pub mod newreno;
 pub mod powertcp;
@@ -114,6 +115,7 @@ pub const ALGORITHMS: &[(&str, &str, Builder)] = &[
     ("powertcp", "PowerTCP (NSDI 2022): INT-based power control, per-ACK reaction", powertcp::build),
     ("theta_powertcp", "theta-PowerTCP (NSDI 2022): RTT-gradient power control, no INT", theta_powertcp::build),
     ("hpcc", "HPCC (SIGCOMM 2019): INT-based window control", hpcc::build),
+    ("fixed_window", "no congestion control: a fixed window paced at line rate, 1 MSS for good after a timeout (the ABM code's AEM 'theta-PowerTCP' class: TcpAdvanced with no CC flag)", fixed_window::build),
 ];
 
 pub fn names() -> Vec<&'static str> {
