@@ -569,24 +569,16 @@ impl Simulator {
 
     /// Put packets produced by host `h`'s transport onto its NIC queue.
     fn emit(&mut self, h: u32, echo_int: Option<IntStack>) {
+        if self.nic_direct {
+            self.emit_direct(h, echo_int);
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         for mut p in out.drain(..) {
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += p.size_bytes as u64;
             self.inv.on_sent(&p);
             let port = &mut self.ports[h as usize];
-            if self.nic_direct {
-                // Packets whose transmission has started by now have left the NIC queue.
-                let pend = &mut self.nic_pending[h as usize];
-                while let Some(&(start, bytes)) = pend.front() {
-                    if start > self.ev.now {
-                        break;
-                    }
-                    pend.pop_front();
-                    port.nic_bytes -= bytes as u64;
-                    port.queued_pkts -= 1;
-                }
-            }
             if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
                 p.flags |= flags::CE;
                 self.counters.nic_ecn_marks += 1;
@@ -599,22 +591,6 @@ impl Simulator {
                 if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
                     *dst = *src;
                 }
-            }
-            if self.nic_direct {
-                // FIFO NIC: the packet starts when the NIC finishes what is ahead of it.
-                let port = &mut self.ports[h as usize];
-                let start = port.busy_until.max(self.ev.now);
-                if start > self.ev.now {
-                    self.nic_pending[h as usize].push_back((start, p.size_bytes));
-                    port.queued_pkts += 1;
-                } else {
-                    port.nic_bytes -= p.size_bytes as u64;
-                }
-                self.put_on_wire(h as usize, id, start);
-                let port = &self.ports[h as usize];
-                self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
-                self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
-                continue;
             }
             if self.nic_fq.is_empty() {
                 self.ports[h as usize].push(0, id);
@@ -629,6 +605,62 @@ impl Simulator {
             self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
             self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
         }
+        self.out = out;
+    }
+
+    /// `emit` on a FIFO host NIC (`nic_direct`): each packet's transmission start is fixed
+    /// now (when the NIC finishes what is ahead of it), so it goes on the wire at once and only
+    /// the NIC's byte/packet counts (ECN marking at the NIC, peak counters) remember it until
+    /// its start passes. Same steps in the same order as the queued path, with the host's
+    /// port and pending list looked up once per packet.
+    #[inline]
+    fn emit_direct(&mut self, h: u32, echo_int: Option<IntStack>) {
+        let now = self.ev.now;
+        let hu = h as usize;
+        let out = std::mem::take(&mut self.out);
+        for &p0 in out.iter() {
+            let mut p = p0;
+            let size = p.size_bytes as u64;
+            self.counters.sent_pkts += 1;
+            self.counters.sent_bytes += size;
+            self.inv.on_sent(&p);
+            let port = &mut self.ports[hu];
+            let pend = &mut self.nic_pending[hu];
+            // Packets whose transmission has started by now have left the NIC queue.
+            while let Some(&(start, bytes)) = pend.front() {
+                if start > now {
+                    break;
+                }
+                pend.pop_front();
+                port.nic_bytes -= bytes as u64;
+                port.queued_pkts -= 1;
+            }
+            if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
+                p.flags |= flags::CE;
+                self.counters.nic_ecn_marks += 1;
+            }
+            p.enq_ps = now;
+            // The packet starts when the NIC finishes what is ahead of it; it waits in the NIC
+            // (counted in its bytes and packets) until then.
+            let start = port.busy_until.max(now);
+            if start > now {
+                pend.push_back((start, p.size_bytes));
+                port.queued_pkts += 1;
+                port.nic_bytes += size;
+            }
+            self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
+            self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
+            let is_ack = p.payload_bytes == 0;
+            let id = self.pool.alloc(p);
+            if is_ack {
+                if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
+                    *dst = *src;
+                }
+            }
+            self.put_on_wire(hu, id, start);
+        }
+        let mut out = out;
+        out.clear();
         self.out = out;
     }
 
