@@ -332,6 +332,42 @@ impl TcpFlow {
 
     /// Sender side: a SYN-ACK or ACK arrived.
     pub fn on_ack(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        // The common case first: an established sender out of recovery, nothing on the SACK
+        // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
+        // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
+        // insert/trim, recovery and PRR bookkeeping, the controller's take and restore).
+        if self.state == SendState::Established && !self.in_recovery && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() {
+            let ack = pkt.seq;
+            let rtt = measured_rtt(pkt.ts_ps, now, cfg);
+            if let Some(r) = rtt {
+                self.rtt_sample(r, cfg);
+            }
+            let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.rto_backed_off = false;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            self.dupacks = 0;
+            let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, path: self.path };
+            self.cc.as_mut().expect("established flow has a congestion controller").on_ack(&mut self.win, &info);
+            if ack >= self.size_bytes {
+                self.state = SendState::Done;
+                self.rto.disarm();
+                self.pace.disarm();
+                return;
+            }
+            self.rto.arm(now + self.rto_ps);
+            self.try_send(now, cfg, out);
+            return;
+        }
+        self.on_ack_general(pkt, int, now, cfg, out);
+    }
+
+    /// `on_ack` for every case: handshake, duplicate ACKs, SACK, recovery.
+    #[inline(never)]
+    fn on_ack_general(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         match self.state {
             SendState::SynSent => {
                 if pkt.has(flags::SYN) {
@@ -534,6 +570,35 @@ impl TcpFlow {
     /// Receiver side: a SYN, the handshake ACK, or data arrived. Returns true when this
     /// packet completed the flow (all bytes received in order).
     pub fn on_receive(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
+        // The common case first: an ACK per segment, a data segment in order, nothing held out
+        // of order. The general path's steps for that case: no hole filled, no SACK block,
+        // the ACK goes at once, and no ACK is pending (`delack_count` grows only with delayed
+        // ACKs), so none for earlier segments goes first.
+        if cfg.delayed_ack_packets <= 1 && pkt.flags & (flags::SYN | flags::DATA) == flags::DATA && pkt.seq == self.rcv_nxt && self.ooo.is_empty() {
+            debug_assert_eq!(self.delack_count, 0);
+            self.rcv_open = true;
+            let e = pkt.seq + pkt.payload_bytes as u64;
+            self.rcv_nxt = e;
+            let ce = pkt.has(flags::CE);
+            self.last_echo_ts = pkt.ts_ps;
+            self.sack_block = None;
+            self.last_ce = ce;
+            self.delack.disarm();
+            let mut a = self.control(cfg, flags::ACK | if ce { flags::ECE } else { 0 }, e, self.src, now);
+            a.ts_ps = pkt.ts_ps;
+            out.push(a);
+            if self.end_ps.is_none() && e >= self.size_bytes {
+                self.end_ps = Some(now);
+                return true;
+            }
+            return false;
+        }
+        self.on_receive_general(pkt, now, cfg, out)
+    }
+
+    /// `on_receive` for every case: handshake, out-of-order data, delayed ACKs.
+    #[inline(never)]
+    fn on_receive_general(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
         if pkt.has(flags::SYN) {
             self.rcv_open = true;
             let mut sa = self.control(cfg, flags::SYN | flags::ACK, 0, self.src, now);
