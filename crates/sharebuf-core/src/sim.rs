@@ -568,7 +568,7 @@ impl Simulator {
     }
 
     /// Put packets produced by host `h`'s transport onto its NIC queue.
-    fn emit(&mut self, h: u32, echo_int: Option<IntStack>) {
+    fn emit(&mut self, h: u32, echo_int: Option<&IntStack>) {
         if self.nic_direct {
             self.emit_direct(h, echo_int);
             return;
@@ -588,7 +588,7 @@ impl Simulator {
             let is_ack = p.payload_bytes == 0;
             let id = self.pool.alloc(p);
             if is_ack {
-                if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
+                if let (Some(src), Some(dst)) = (echo_int, self.pool.int_mut(id)) {
                     *dst = *src;
                 }
             }
@@ -614,7 +614,7 @@ impl Simulator {
     /// its start passes. Same steps in the same order as the queued path, with the host's
     /// port and pending list looked up once per packet.
     #[inline]
-    fn emit_direct(&mut self, h: u32, echo_int: Option<IntStack>) {
+    fn emit_direct(&mut self, h: u32, echo_int: Option<&IntStack>) {
         let now = self.ev.now;
         let hu = h as usize;
         let out = std::mem::take(&mut self.out);
@@ -653,7 +653,7 @@ impl Simulator {
             let is_ack = p.payload_bytes == 0;
             let id = self.pool.alloc(p);
             if is_ack {
-                if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
+                if let (Some(src), Some(dst)) = (echo_int, self.pool.int_mut(id)) {
                     *dst = *src;
                 }
             }
@@ -679,35 +679,38 @@ impl Simulator {
 
     fn host_receive(&mut self, h: u32, id: u32) {
         let now = self.ev.now;
-        let p = *self.pool.get(id);
         let int = if self.pool.int_enabled() { self.pool.int(id).copied() } else { None };
         self.pool.free(id);
+        // Read in place: freeing only lists the id, and nothing allocates a packet before the
+        // transport has handled this one (the next `alloc` is in `emit`, below).
+        let p = self.pool.get(id);
+        let (size, pflags, fi) = (p.size_bytes as u64, p.flags, p.flow as usize);
         self.counters.delivered_pkts += 1;
-        self.counters.delivered_bytes += p.size_bytes as u64;
-        self.inv.on_delivered(&p);
-        if p.has(flags::DATA) {
+        self.counters.delivered_bytes += size;
+        self.inv.on_delivered(p);
+        let is_data = pflags & flags::DATA != 0;
+        if is_data {
             self.counters.delivered_data_pkts += 1;
         }
-        if p.has(flags::CBR) {
-            self.cbrs[p.flow as usize].delivered_bytes += p.size_bytes as u64;
+        if pflags & flags::CBR != 0 {
+            self.cbrs[fi].delivered_bytes += size;
             return;
         }
-        let fi = p.flow as usize;
         // A flow retires only with none of its packets left in the network.
         let s = self.flows.slot_of(fi).expect("a packet of an active flow");
         let f = self.flows.at_mut(s);
         if h == f.dst {
-            if f.on_receive(&p, now, &self.cfg, &mut self.out) {
+            if f.on_receive(p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
             if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s)) {
-                if p.has(flags::DATA) {
+                if is_data {
                     *slot = st;
                 }
             }
-            self.emit(h, int);
+            self.emit(h, int.as_ref());
         } else {
-            f.on_ack(&p, int.as_ref(), now, &self.cfg, &mut self.out);
+            f.on_ack(p, int.as_ref(), now, &self.cfg, &mut self.out);
             self.emit(h, None);
         }
         self.arm_timers(fi, s);
@@ -756,7 +759,7 @@ impl Simulator {
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
         let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s).copied()) } else { (f.src, None) };
-        self.emit(h, echo);
+        self.emit(h, echo.as_ref());
         self.arm_timers(fi as usize, s);
     }
 
