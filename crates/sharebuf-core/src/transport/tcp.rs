@@ -200,11 +200,15 @@ impl TcpFlow {
             self.sack_recovery_send(now, cfg, out);
             return;
         }
+        // The scoreboard does not change while sending (it is usually empty).
+        let sb_empty = self.sb.is_empty();
         while self.snd_nxt < self.size_bytes {
-            if let Some(end) = self.sb.covering(self.snd_nxt) {
-                // The receiver already holds this (go-back-N after a timeout skips it).
-                self.snd_nxt = end.min(self.size_bytes);
-                continue;
+            if !sb_empty {
+                if let Some(end) = self.sb.covering(self.snd_nxt) {
+                    // The receiver already holds this (go-back-N after a timeout skips it).
+                    self.snd_nxt = end.min(self.size_bytes);
+                    continue;
+                }
             }
             let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
             if !self.window_allows(self.snd_nxt - self.snd_una, len, cfg) {
@@ -316,6 +320,7 @@ impl TcpFlow {
         self.retransmits += 1;
     }
 
+    #[inline(always)]
     fn rtt_sample(&mut self, r: Time, cfg: &TransportCfg) {
         let r = r as f64;
         if !self.has_rtt {
@@ -326,7 +331,10 @@ impl TcpFlow {
             self.rttvar_ps = 0.75 * self.rttvar_ps + 0.25 * (self.srtt_ps - r).abs();
             self.srtt_ps = 0.875 * self.srtt_ps + 0.125 * r;
         }
-        let rto = self.srtt_ps + (4.0 * self.rttvar_ps).max(cfg.clock_granularity_ps as f64);
+        // max(G, 4·RTTVAR) (RFC 6298 §2) as a plain comparison: both are finite and
+        // non-negative, where `f64::max` would add a NaN test per ACK.
+        let (k_var, g) = (4.0 * self.rttvar_ps, cfg.clock_granularity_ps as f64);
+        let rto = self.srtt_ps + if k_var > g { k_var } else { g };
         self.rto_ps = whole_ps(rto).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
     }
 
