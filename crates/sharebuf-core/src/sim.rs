@@ -617,9 +617,9 @@ impl Simulator {
     fn emit_direct(&mut self, h: u32, echo_int: Option<&IntStack>) {
         let now = self.ev.now;
         let hu = h as usize;
-        let out = std::mem::take(&mut self.out);
-        for &p0 in out.iter() {
-            let mut p = p0;
+        // By index: the transport's output buffer stays in place (no take and restore).
+        for i in 0..self.out.len() {
+            let mut p = self.out[i];
             let size = p.size_bytes as u64;
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += size;
@@ -659,9 +659,7 @@ impl Simulator {
             }
             self.put_on_wire(hu, id, start);
         }
-        let mut out = out;
-        out.clear();
-        self.out = out;
+        self.out.clear();
     }
 
     /// Account for and free the packets host NIC `g`'s queue discipline dropped.
