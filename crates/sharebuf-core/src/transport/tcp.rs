@@ -335,7 +335,10 @@ impl TcpFlow {
         // non-negative, where `f64::max` would add a NaN test per ACK.
         let (k_var, g) = (4.0 * self.rttvar_ps, cfg.clock_granularity_ps as f64);
         let rto = self.srtt_ps + if k_var > g { k_var } else { g };
-        self.rto_ps = whole_ps(rto).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
+        // clamp(min, max) without `Ord::clamp`'s min ≤ max assertion (an out-of-line call per
+        // ACK): `TransportCfg::from_spec` makes max_rto_ps ≥ min_rto_ps.
+        debug_assert!(cfg.min_rto_ps <= cfg.max_rto_ps);
+        self.rto_ps = whole_ps(rto).max(cfg.min_rto_ps).min(cfg.max_rto_ps);
     }
 
     /// Sender side: a SYN-ACK or ACK arrived.
