@@ -771,7 +771,7 @@ impl Simulator {
         let (mss, hdr) = (self.cfg.mss_bytes, self.cfg.header_bytes);
         let path = PathInfo { base_rtt_ps: self.topo.base_rtt_ps(src, dst), tau_ps: self.topo.unloaded_rtt_ps(src, dst, mss + hdr, hdr), line_rate_bps: self.topo.host_rate_bps };
         let flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, &self.cfg);
-        let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_box();
+        let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_flow();
         let s = self.flows.activate(i, flow);
         if self.delack_int_on {
             if s == self.delack_int.len() {

@@ -102,6 +102,66 @@ pub trait CongestionControl: Send {
     /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS);
     /// `snd_max` is the highest sequence sent.
     fn on_timeout(&mut self, _w: &mut Window, _now: Time, _snd_max: u64) {}
+    /// A fresh per-flow instance (as `clone_box`) in the form the transport calls: the
+    /// built-in algorithms on the hot path override it to be called directly.
+    fn clone_flow(&self) -> FlowCc {
+        FlowCc::Dyn(self.clone_box())
+    }
+}
+
+/// A flow's congestion controller as the transport holds it (issue 10: no dynamic dispatch
+/// on the per-ACK path). DCTCP and CUBIC, the algorithms of the bundled scenarios, are called
+/// directly (a `match`, no virtual call, inlinable); every other algorithm, including ones
+/// defined outside this crate, through its trait object. The same trait methods run either way.
+pub enum FlowCc {
+    Dctcp(Box<dctcp::Dctcp>),
+    Cubic(Box<cubic::Cubic>),
+    Dyn(Box<dyn CongestionControl>),
+}
+
+impl From<Box<dyn CongestionControl>> for FlowCc {
+    fn from(c: Box<dyn CongestionControl>) -> Self {
+        FlowCc::Dyn(c)
+    }
+}
+
+/// Call the same `CongestionControl` method on whichever controller a `FlowCc` holds.
+macro_rules! each_cc {
+    ($cc:expr, $c:ident => $call:expr) => {
+        match $cc {
+            FlowCc::Dctcp($c) => $call,
+            FlowCc::Cubic($c) => $call,
+            FlowCc::Dyn($c) => $call,
+        }
+    };
+}
+
+impl FlowCc {
+    pub fn name(&self) -> &'static str {
+        each_cc!(self, c => c.name())
+    }
+    pub fn ecn_capable(&self) -> bool {
+        each_cc!(self, c => c.ecn_capable())
+    }
+    pub fn partial_window(&self) -> bool {
+        each_cc!(self, c => c.partial_window())
+    }
+    pub fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
+        each_cc!(self, c => c.on_start(w, now, path))
+    }
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        each_cc!(self, c => c.on_ack(w, a))
+    }
+    pub fn ssthresh_after_loss(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        each_cc!(self, c => c.ssthresh_after_loss(w, in_flight_bytes))
+    }
+    pub fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        each_cc!(self, c => c.ssthresh_after_timeout(w, in_flight_bytes))
+    }
+    pub fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
+        each_cc!(self, c => c.on_timeout(w, now, snd_max))
+    }
 }
 
 type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;

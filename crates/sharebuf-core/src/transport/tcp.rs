@@ -7,7 +7,7 @@
 
 use super::sack::Scoreboard;
 use super::{Timer, TransportCfg};
-use crate::cc::{AckInfo, CongestionControl, PathInfo, Window};
+use crate::cc::{AckInfo, FlowCc, PathInfo, Window};
 use crate::engine::{tx_time_ps, Time};
 use crate::packet::{flags, IntStack, Packet};
 
@@ -44,7 +44,7 @@ pub struct TcpFlow {
     dupacks: u32,
     pub in_recovery: bool,
     pub win: Window,
-    pub cc: Option<Box<dyn CongestionControl>>,
+    pub cc: Option<FlowCc>,
     srtt_ps: f64,
     rttvar_ps: f64,
     has_rtt: bool,
@@ -150,7 +150,7 @@ impl TcpFlow {
     }
 
     /// Start the flow: send a SYN, or data at once on a pre-established connection.
-    pub fn start(&mut self, now: Time, cc: Box<dyn CongestionControl>, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+    pub fn start(&mut self, now: Time, cc: FlowCc, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         self.ecn = cc.ecn_capable();
         self.partial_window = cc.partial_window();
         self.cc = Some(cc);
@@ -742,6 +742,7 @@ fn insert_interval(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 pub(crate) mod tests {
     use super::*;
     use crate::cc::cubic::{Cubic, HyStart, HyStartCfg};
+    use crate::cc::CongestionControl;
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
@@ -783,7 +784,7 @@ pub(crate) mod tests {
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
             let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new() };
             let mut out = std::mem::take(&mut h.out);
-            h.f.start(start_ps, cc, &h.cfg, &mut out);
+            h.f.start(start_ps, cc.into(), &h.cfg, &mut out);
             h.route(out);
             h
         }
