@@ -219,6 +219,50 @@ impl RenoGrowth {
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `clone_flow` gives DCTCP and CUBIC in their directly called form, fresh as `clone_box`,
+    /// and every `FlowCc` method reaches the same algorithm code as the trait object: the same
+    /// windows over ACKs with ECN echoes, a loss and a timeout. Other algorithms stay trait objects.
+    #[test]
+    fn flow_cc_calls_the_same_algorithm_as_the_trait_object() {
+        let path = PathInfo { base_rtt_ps: 20_000_000, tau_ps: 20_000_000, line_rate_bps: 10_000_000_000 };
+        for name in ["dctcp", "cubic"] {
+            let proto = build(name, &Map::new()).unwrap();
+            let mut direct = proto.clone_flow();
+            assert!(matches!((&direct, name), (FlowCc::Dctcp(_), "dctcp") | (FlowCc::Cubic(_), "cubic")), "{name}: not called directly");
+            let mut dynamic = FlowCc::Dyn(proto.clone_box());
+            assert_eq!((direct.name(), direct.ecn_capable(), direct.partial_window()), (dynamic.name(), dynamic.ecn_capable(), dynamic.partial_window()));
+            let mut w = [Window { cwnd_bytes: 10_000, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 }; 2];
+            direct.on_start(&mut w[0], 0, &path);
+            dynamic.on_start(&mut w[1], 0, &path);
+            let mut una = 0;
+            for i in 0..3000u64 {
+                una += 1000;
+                let rtt = 20_000_000 + (i % 13) * 1_000_000;
+                for (k, cc) in [&mut direct, &mut dynamic].into_iter().enumerate() {
+                    let a = AckInfo { now: i * 2_000_000, acked_bytes: 1000, ece: i % 7 == 0 && i < 1000, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w[k].cwnd_bytes, path };
+                    cc.on_ack(&mut w[k], &a);
+                    if i == 1500 {
+                        w[k].ssthresh_bytes = cc.ssthresh_after_loss(&w[k], w[k].cwnd_bytes);
+                        w[k].cwnd_bytes = w[k].ssthresh_bytes;
+                    }
+                    if i == 2200 {
+                        w[k].ssthresh_bytes = cc.ssthresh_after_timeout(&w[k], w[k].cwnd_bytes);
+                        w[k].cwnd_bytes = 1000;
+                        cc.on_timeout(&mut w[k], a.now, una + 10_000);
+                    }
+                }
+                assert_eq!((w[0].cwnd_bytes, w[0].ssthresh_bytes), (w[1].cwnd_bytes, w[1].ssthresh_bytes), "{name}: ACK {i}");
+            }
+            assert!(w[0].cwnd_bytes > 10_000, "{name}: the window grew after the timeout");
+        }
+        assert!(matches!(build("newreno", &Map::new()).unwrap().clone_flow(), FlowCc::Dyn(_)));
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testutil {
     use crate::engine::Time;
     use crate::packet::{IntHop, IntStack};

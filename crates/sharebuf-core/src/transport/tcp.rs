@@ -85,6 +85,9 @@ pub struct TcpFlow {
     pub end_ps: Option<Time>,
     pub retransmits: u32,
     pub timeouts: u32,
+    /// Tests: take the general `on_ack`/`on_receive` paths only (the fast paths must match them).
+    #[cfg(test)]
+    pub(crate) general_only: bool,
 }
 
 impl TcpFlow {
@@ -137,11 +140,23 @@ impl TcpFlow {
             end_ps: None,
             retransmits: 0,
             timeouts: 0,
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
     pub fn finished(&self) -> bool {
         self.end_ps.is_some()
+    }
+
+    /// The per-packet fast paths may run (always, except in the test that compares them
+    /// with the general paths).
+    #[inline(always)]
+    fn fast_paths(&self) -> bool {
+        #[cfg(test)]
+        return !self.general_only;
+        #[cfg(not(test))]
+        true
     }
 
     fn control(&self, cfg: &TransportCfg, f: u8, seq: u64, to: u32, now: Time) -> Packet {
@@ -347,7 +362,7 @@ impl TcpFlow {
         // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
         // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
         // insert/trim, recovery and PRR bookkeeping, the controller's take and restore).
-        if self.state == SendState::Established && !self.in_recovery && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() {
+        if self.state == SendState::Established && !self.in_recovery && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
             let ack = pkt.seq;
             let rtt = measured_rtt(pkt.ts_ps, now, cfg);
             if let Some(r) = rtt {
@@ -585,7 +600,7 @@ impl TcpFlow {
         // of order. The general path's steps for that case: no hole filled, no SACK block,
         // the ACK goes at once, and no ACK is pending (`delack_count` grows only with delayed
         // ACKs), so none for earlier segments goes first.
-        if cfg.delayed_ack_packets <= 1 && pkt.flags & (flags::SYN | flags::DATA) == flags::DATA && pkt.seq == self.rcv_nxt && self.ooo.is_empty() {
+        if cfg.delayed_ack_packets <= 1 && pkt.flags & (flags::SYN | flags::DATA) == flags::DATA && pkt.seq == self.rcv_nxt && self.ooo.is_empty() && self.fast_paths() {
             debug_assert_eq!(self.delack_count, 0);
             self.rcv_open = true;
             let e = pkt.seq + pkt.payload_bytes as u64;
@@ -770,6 +785,8 @@ pub(crate) mod tests {
         max_seq_sent: u64,
         /// Per ACK the sender processed: (time, data packets sent so far, in recovery after it).
         pub ack_log: Vec<(Time, usize, bool)>,
+        /// After every event: (snd_una, snd_nxt, RTO deadline, RTO, receiver's rcv_nxt).
+        pub state_log: Vec<(u64, u64, Time, Time, u64)>,
     }
 
     impl<'d> Harness<'d> {
@@ -782,7 +799,7 @@ pub(crate) mod tests {
         pub fn with_line_rate(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>, line_rate_bps: u64) -> Self {
             let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps };
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
-            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new() };
+            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() };
             let mut out = std::mem::take(&mut h.out);
             h.f.start(start_ps, cc.into(), &h.cfg, &mut out);
             h.route(out);
@@ -846,6 +863,7 @@ pub(crate) mod tests {
                 }
                 self.route(out);
                 self.trace.push((t, self.f.win.cwnd_bytes, self.f.win.ssthresh_bytes));
+                self.state_log.push((self.f.snd_una, self.f.snd_nxt, self.f.rto.deadline, self.f.rto_ps, self.f.rcv_nxt));
                 if was_ack {
                     self.ack_log.push((t, self.sent.len(), self.f.in_recovery));
                 }
@@ -1013,6 +1031,52 @@ pub(crate) mod tests {
         f.on_receive(&data_pkt(3000, 1000, false, 44), 400, &c, &mut out);
         let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
         assert_eq!(got, vec![(3000, true, 33), (4000, false, 44)]);
+    }
+
+    /// What a run on the harness path did: every data packet sent, every ACK, the window after
+    /// every event, and the flow's results.
+    type RunRecord = (Vec<(Time, u64, bool)>, Vec<(u64, Time, u8, u32, u32)>, Vec<(Time, u64, u64)>, Option<Time>, u32, u32, Vec<(u64, u64, Time, Time, u64)>);
+
+    fn lossy_run(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool) -> RunRecord {
+        let mut c = cfg(1000, sack);
+        c.prr = prr;
+        c.handshake = handshake;
+        c.delayed_ack_packets = delack;
+        // Segments 5 and 34..37 are lost once (one recovery each), everything sent in a 10 ms
+        // blackout at 60 ms (a timeout armed by a new ACK), and from 400 ms on each segment whose
+        // index is 5 mod 29 once; 10 ms each way, 10 µs per segment.
+        let mut lost_once = std::collections::HashSet::new();
+        let drop = move |p: &Packet, t: Time| {
+            let k = p.seq / 1000;
+            let pick = k == 5 || (34..38).contains(&k) || (t >= 400 * PS_PER_MS && k % 29 == 5);
+            (t >= 60 * PS_PER_MS && t < 70 * PS_PER_MS) || (pick && lost_once.insert(p.seq))
+        };
+        let cc = crate::cc::build(cc_name, &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(3_000_000, c, cc, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US, 0, Box::new(drop));
+        h.f.general_only = general_only;
+        h.run_until(60_000 * PS_PER_MS);
+        let acks = h.acks.iter().map(|a| (a.seq, a.ts_ps, a.flags, a.sack_lo, a.sack_hi)).collect();
+        (h.sent, acks, h.trace, h.f.end_ps, h.f.retransmits, h.f.timeouts, h.state_log)
+    }
+
+    /// The fast paths of `on_ack` (new ACK out of recovery) and `on_receive` (in-order segment,
+    /// an ACK per segment) do exactly what the general paths do: the same packets at the same
+    /// times, the same window after every event, on runs with single losses, a timeout,
+    /// SACK and NewReno recovery, PRR, a handshake and delayed ACKs.
+    #[test]
+    fn fast_paths_match_the_general_paths() {
+        for (cc_name, sack, prr, handshake, delack) in [("dctcp", true, false, false, 1), ("cubic", true, true, true, 1), ("newreno", false, false, false, 1), ("newreno", true, false, true, 2), ("cubic", false, false, false, 2)] {
+            let fast = lossy_run(cc_name, sack, prr, handshake, delack, false);
+            let general = lossy_run(cc_name, sack, prr, handshake, delack, true);
+            let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack}");
+            assert!(fast.3.is_some() && fast.4 > 50 && fast.5 >= 1, "{what}: the run must finish after losses and a timeout: {:?} {} {}", fast.3, fast.4, fast.5);
+            assert_eq!(fast.0.len(), general.0.len(), "{what}: data packets sent");
+            assert!(fast.0 == general.0, "{what}: data packets differ");
+            assert!(fast.1 == general.1, "{what}: ACKs differ");
+            assert!(fast.2 == general.2, "{what}: window traces differ");
+            assert!(fast.6 == general.6, "{what}: sequence/timer state differs");
+            assert_eq!((fast.3, fast.4, fast.5), (general.3, general.4, general.5), "{what}: results");
+        }
     }
 
     #[test]
