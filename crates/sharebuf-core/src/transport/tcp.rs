@@ -603,6 +603,7 @@ impl TcpFlow {
 
     /// Receiver side: a SYN, the handshake ACK, or data arrived. Returns true when this
     /// packet completed the flow (all bytes received in order).
+    #[inline]
     pub fn on_receive(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
         // The common case first: an ACK per segment, a data segment in order, nothing held out
         // of order. The general path's steps for that case: no hole filled, no SACK block,
