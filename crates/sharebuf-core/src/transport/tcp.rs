@@ -364,6 +364,7 @@ impl TcpFlow {
     }
 
     /// Sender side: a SYN-ACK or ACK arrived.
+    #[inline]
     pub fn on_ack(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         // The common case first: an established sender out of recovery, nothing on the SACK
         // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
