@@ -568,25 +568,17 @@ impl Simulator {
     }
 
     /// Put packets produced by host `h`'s transport onto its NIC queue.
-    fn emit(&mut self, h: u32, echo_int: Option<IntStack>) {
+    fn emit(&mut self, h: u32, echo_int: Option<&IntStack>) {
+        if self.nic_direct {
+            self.emit_direct(h, echo_int);
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         for mut p in out.drain(..) {
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += p.size_bytes as u64;
             self.inv.on_sent(&p);
             let port = &mut self.ports[h as usize];
-            if self.nic_direct {
-                // Packets whose transmission has started by now have left the NIC queue.
-                let pend = &mut self.nic_pending[h as usize];
-                while let Some(&(start, bytes)) = pend.front() {
-                    if start > self.ev.now {
-                        break;
-                    }
-                    pend.pop_front();
-                    port.nic_bytes -= bytes as u64;
-                    port.queued_pkts -= 1;
-                }
-            }
             if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
                 p.flags |= flags::CE;
                 self.counters.nic_ecn_marks += 1;
@@ -596,25 +588,9 @@ impl Simulator {
             let is_ack = p.payload_bytes == 0;
             let id = self.pool.alloc(p);
             if is_ack {
-                if let (Some(src), Some(dst)) = (echo_int.as_ref(), self.pool.int_mut(id)) {
+                if let (Some(src), Some(dst)) = (echo_int, self.pool.int_mut(id)) {
                     *dst = *src;
                 }
-            }
-            if self.nic_direct {
-                // FIFO NIC: the packet starts when the NIC finishes what is ahead of it.
-                let port = &mut self.ports[h as usize];
-                let start = port.busy_until.max(self.ev.now);
-                if start > self.ev.now {
-                    self.nic_pending[h as usize].push_back((start, p.size_bytes));
-                    port.queued_pkts += 1;
-                } else {
-                    port.nic_bytes -= p.size_bytes as u64;
-                }
-                self.put_on_wire(h as usize, id, start);
-                let port = &self.ports[h as usize];
-                self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
-                self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
-                continue;
             }
             if self.nic_fq.is_empty() {
                 self.ports[h as usize].push(0, id);
@@ -632,6 +608,60 @@ impl Simulator {
         self.out = out;
     }
 
+    /// `emit` on a FIFO host NIC (`nic_direct`): each packet's transmission start is fixed
+    /// now (when the NIC finishes what is ahead of it), so it goes on the wire at once and only
+    /// the NIC's byte/packet counts (ECN marking at the NIC, peak counters) remember it until
+    /// its start passes. Same steps in the same order as the queued path, with the host's
+    /// port and pending list looked up once per packet.
+    #[inline]
+    fn emit_direct(&mut self, h: u32, echo_int: Option<&IntStack>) {
+        let now = self.ev.now;
+        let hu = h as usize;
+        // By index: the transport's output buffer stays in place (no take and restore).
+        for i in 0..self.out.len() {
+            let mut p = self.out[i];
+            let size = p.size_bytes as u64;
+            self.counters.sent_pkts += 1;
+            self.counters.sent_bytes += size;
+            self.inv.on_sent(&p);
+            let port = &mut self.ports[hu];
+            let pend = &mut self.nic_pending[hu];
+            // Packets whose transmission has started by now have left the NIC queue.
+            while let Some(&(start, bytes)) = pend.front() {
+                if start > now {
+                    break;
+                }
+                pend.pop_front();
+                port.nic_bytes -= bytes as u64;
+                port.queued_pkts -= 1;
+            }
+            if p.has(flags::ECT) && port.nic_bytes >= self.nic_ecn_k_bytes {
+                p.flags |= flags::CE;
+                self.counters.nic_ecn_marks += 1;
+            }
+            p.enq_ps = now;
+            // The packet starts when the NIC finishes what is ahead of it; it waits in the NIC
+            // (counted in its bytes and packets) until then.
+            let start = port.busy_until.max(now);
+            if start > now {
+                pend.push_back((start, p.size_bytes));
+                port.queued_pkts += 1;
+                port.nic_bytes += size;
+            }
+            self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
+            self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
+            let is_ack = p.payload_bytes == 0;
+            let id = self.pool.alloc(p);
+            if is_ack {
+                if let (Some(src), Some(dst)) = (echo_int, self.pool.int_mut(id)) {
+                    *dst = *src;
+                }
+            }
+            self.put_on_wire(hu, id, start);
+        }
+        self.out.clear();
+    }
+
     /// Account for and free the packets host NIC `g`'s queue discipline dropped.
     fn nic_drops(&mut self, g: usize) {
         for (id, bytes) in self.nic_dropped.drain(..) {
@@ -647,35 +677,38 @@ impl Simulator {
 
     fn host_receive(&mut self, h: u32, id: u32) {
         let now = self.ev.now;
-        let p = *self.pool.get(id);
         let int = if self.pool.int_enabled() { self.pool.int(id).copied() } else { None };
         self.pool.free(id);
+        // Read in place: freeing only lists the id, and nothing allocates a packet before the
+        // transport has handled this one (the next `alloc` is in `emit`, below).
+        let p = self.pool.get(id);
+        let (size, pflags, fi) = (p.size_bytes as u64, p.flags, p.flow as usize);
         self.counters.delivered_pkts += 1;
-        self.counters.delivered_bytes += p.size_bytes as u64;
-        self.inv.on_delivered(&p);
-        if p.has(flags::DATA) {
+        self.counters.delivered_bytes += size;
+        self.inv.on_delivered(p);
+        let is_data = pflags & flags::DATA != 0;
+        if is_data {
             self.counters.delivered_data_pkts += 1;
         }
-        if p.has(flags::CBR) {
-            self.cbrs[p.flow as usize].delivered_bytes += p.size_bytes as u64;
+        if pflags & flags::CBR != 0 {
+            self.cbrs[fi].delivered_bytes += size;
             return;
         }
-        let fi = p.flow as usize;
         // A flow retires only with none of its packets left in the network.
         let s = self.flows.slot_of(fi).expect("a packet of an active flow");
         let f = self.flows.at_mut(s);
         if h == f.dst {
-            if f.on_receive(&p, now, &self.cfg, &mut self.out) {
+            if f.on_receive(p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
             if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s)) {
-                if p.has(flags::DATA) {
+                if is_data {
                     *slot = st;
                 }
             }
-            self.emit(h, int);
+            self.emit(h, int.as_ref());
         } else {
-            f.on_ack(&p, int.as_ref(), now, &self.cfg, &mut self.out);
+            f.on_ack(p, int.as_ref(), now, &self.cfg, &mut self.out);
             self.emit(h, None);
         }
         self.arm_timers(fi, s);
@@ -724,7 +757,7 @@ impl Simulator {
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
         let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s).copied()) } else { (f.src, None) };
-        self.emit(h, echo);
+        self.emit(h, echo.as_ref());
         self.arm_timers(fi as usize, s);
     }
 
@@ -738,7 +771,7 @@ impl Simulator {
         let (mss, hdr) = (self.cfg.mss_bytes, self.cfg.header_bytes);
         let path = PathInfo { base_rtt_ps: self.topo.base_rtt_ps(src, dst), tau_ps: self.topo.unloaded_rtt_ps(src, dst, mss + hdr, hdr), line_rate_bps: self.topo.host_rate_bps };
         let flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, &self.cfg);
-        let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_box();
+        let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_flow();
         let s = self.flows.activate(i, flow);
         if self.delack_int_on {
             if s == self.delack_int.len() {

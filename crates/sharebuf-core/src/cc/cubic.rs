@@ -9,7 +9,7 @@
 //! Linux: ack-train and delay-increase detectors, Ha & Rhee 2011) or `rfc9406` (HyStart++,
 //! delay increase only).
 
-use super::{AckInfo, CongestionControl, Window};
+use super::{AckInfo, CongestionControl, FlowCc, Window};
 use crate::config::{check_positive, Params};
 use crate::engine::{Time, PS_PER_MS, PS_PER_S};
 use serde_json::Value;
@@ -249,12 +249,22 @@ impl Cubic {
     }
 }
 
+impl Cubic {
+    /// A fresh per-flow instance with the same parameters.
+    fn fresh(&self) -> Self {
+        Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp)
+    }
+}
+
 impl CongestionControl for Cubic {
     fn name(&self) -> &'static str {
         "cubic"
     }
     fn clone_box(&self) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp))
+        Box::new(self.fresh())
+    }
+    fn clone_flow(&self) -> FlowCc {
+        FlowCc::Cubic(Box::new(self.fresh()))
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if let Some(r) = a.rtt_ps {

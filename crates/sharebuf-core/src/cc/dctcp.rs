@@ -4,7 +4,7 @@
 //! Loss halves the window like standard TCP (RFC 8257 §3.5, Linux); ns-3's TcpDctcp uses
 //! (1 − α/2) for losses too, which without ECN marks (α → 0) hardly backs off at all.
 
-use super::{AckInfo, CongestionControl, RenoGrowth, Window};
+use super::{AckInfo, CongestionControl, FlowCc, RenoGrowth, Window};
 use crate::config::{check_positive, Params};
 
 #[derive(Clone)]
@@ -38,6 +38,11 @@ impl Dctcp {
         Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false }
     }
 
+    /// A fresh per-flow instance with the same parameters.
+    fn fresh(&self) -> Self {
+        Dctcp::new(self.g, self.initial_alpha)
+    }
+
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
@@ -48,11 +53,15 @@ impl CongestionControl for Dctcp {
         "dctcp"
     }
     fn clone_box(&self) -> Box<dyn CongestionControl> {
-        Box::new(Dctcp::new(self.g, self.initial_alpha))
+        Box::new(self.fresh())
+    }
+    fn clone_flow(&self) -> FlowCc {
+        FlowCc::Dctcp(Box::new(self.fresh()))
     }
     fn ecn_capable(&self) -> bool {
         true
     }
+    #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if !self.started {
             self.started = true;

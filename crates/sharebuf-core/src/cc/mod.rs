@@ -102,6 +102,66 @@ pub trait CongestionControl: Send {
     /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS);
     /// `snd_max` is the highest sequence sent.
     fn on_timeout(&mut self, _w: &mut Window, _now: Time, _snd_max: u64) {}
+    /// A fresh per-flow instance (as `clone_box`) in the form the transport calls: the
+    /// built-in algorithms on the hot path override it to be called directly.
+    fn clone_flow(&self) -> FlowCc {
+        FlowCc::Dyn(self.clone_box())
+    }
+}
+
+/// A flow's congestion controller as the transport holds it (issue 10: no dynamic dispatch
+/// on the per-ACK path). DCTCP and CUBIC, the algorithms of the bundled scenarios, are called
+/// directly (a `match`, no virtual call, inlinable); every other algorithm, including ones
+/// defined outside this crate, through its trait object. The same trait methods run either way.
+pub enum FlowCc {
+    Dctcp(Box<dctcp::Dctcp>),
+    Cubic(Box<cubic::Cubic>),
+    Dyn(Box<dyn CongestionControl>),
+}
+
+impl From<Box<dyn CongestionControl>> for FlowCc {
+    fn from(c: Box<dyn CongestionControl>) -> Self {
+        FlowCc::Dyn(c)
+    }
+}
+
+/// Call the same `CongestionControl` method on whichever controller a `FlowCc` holds.
+macro_rules! each_cc {
+    ($cc:expr, $c:ident => $call:expr) => {
+        match $cc {
+            FlowCc::Dctcp($c) => $call,
+            FlowCc::Cubic($c) => $call,
+            FlowCc::Dyn($c) => $call,
+        }
+    };
+}
+
+impl FlowCc {
+    pub fn name(&self) -> &'static str {
+        each_cc!(self, c => c.name())
+    }
+    pub fn ecn_capable(&self) -> bool {
+        each_cc!(self, c => c.ecn_capable())
+    }
+    pub fn partial_window(&self) -> bool {
+        each_cc!(self, c => c.partial_window())
+    }
+    pub fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
+        each_cc!(self, c => c.on_start(w, now, path))
+    }
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        each_cc!(self, c => c.on_ack(w, a))
+    }
+    pub fn ssthresh_after_loss(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        each_cc!(self, c => c.ssthresh_after_loss(w, in_flight_bytes))
+    }
+    pub fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        each_cc!(self, c => c.ssthresh_after_timeout(w, in_flight_bytes))
+    }
+    pub fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
+        each_cc!(self, c => c.on_timeout(w, now, snd_max))
+    }
 }
 
 type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
@@ -155,6 +215,50 @@ impl RenoGrowth {
             self.ca_acked_bytes -= w.cwnd_bytes;
             w.cwnd_bytes += w.mss_bytes;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `clone_flow` gives DCTCP and CUBIC in their directly called form, fresh as `clone_box`,
+    /// and every `FlowCc` method reaches the same algorithm code as the trait object: the same
+    /// windows over ACKs with ECN echoes, a loss and a timeout. Other algorithms stay trait objects.
+    #[test]
+    fn flow_cc_calls_the_same_algorithm_as_the_trait_object() {
+        let path = PathInfo { base_rtt_ps: 20_000_000, tau_ps: 20_000_000, line_rate_bps: 10_000_000_000 };
+        for name in ["dctcp", "cubic"] {
+            let proto = build(name, &Map::new()).unwrap();
+            let mut direct = proto.clone_flow();
+            assert!(matches!((&direct, name), (FlowCc::Dctcp(_), "dctcp") | (FlowCc::Cubic(_), "cubic")), "{name}: not called directly");
+            let mut dynamic = FlowCc::Dyn(proto.clone_box());
+            assert_eq!((direct.name(), direct.ecn_capable(), direct.partial_window()), (dynamic.name(), dynamic.ecn_capable(), dynamic.partial_window()));
+            let mut w = [Window { cwnd_bytes: 10_000, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 }; 2];
+            direct.on_start(&mut w[0], 0, &path);
+            dynamic.on_start(&mut w[1], 0, &path);
+            let mut una = 0;
+            for i in 0..3000u64 {
+                una += 1000;
+                let rtt = 20_000_000 + (i % 13) * 1_000_000;
+                for (k, cc) in [&mut direct, &mut dynamic].into_iter().enumerate() {
+                    let a = AckInfo { now: i * 2_000_000, acked_bytes: 1000, ece: i % 7 == 0 && i < 1000, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w[k].cwnd_bytes, path };
+                    cc.on_ack(&mut w[k], &a);
+                    if i == 1500 {
+                        w[k].ssthresh_bytes = cc.ssthresh_after_loss(&w[k], w[k].cwnd_bytes);
+                        w[k].cwnd_bytes = w[k].ssthresh_bytes;
+                    }
+                    if i == 2200 {
+                        w[k].ssthresh_bytes = cc.ssthresh_after_timeout(&w[k], w[k].cwnd_bytes);
+                        w[k].cwnd_bytes = 1000;
+                        cc.on_timeout(&mut w[k], a.now, una + 10_000);
+                    }
+                }
+                assert_eq!((w[0].cwnd_bytes, w[0].ssthresh_bytes), (w[1].cwnd_bytes, w[1].ssthresh_bytes), "{name}: ACK {i}");
+            }
+            assert!(w[0].cwnd_bytes > 10_000, "{name}: the window grew after the timeout");
+        }
+        assert!(matches!(build("newreno", &Map::new()).unwrap().clone_flow(), FlowCc::Dyn(_)));
     }
 }
 

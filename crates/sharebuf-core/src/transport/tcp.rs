@@ -7,7 +7,7 @@
 
 use super::sack::Scoreboard;
 use super::{Timer, TransportCfg};
-use crate::cc::{AckInfo, CongestionControl, PathInfo, Window};
+use crate::cc::{AckInfo, FlowCc, PathInfo, Window};
 use crate::engine::{tx_time_ps, Time};
 use crate::packet::{flags, IntStack, Packet};
 
@@ -44,7 +44,7 @@ pub struct TcpFlow {
     dupacks: u32,
     pub in_recovery: bool,
     pub win: Window,
-    pub cc: Option<Box<dyn CongestionControl>>,
+    pub cc: Option<FlowCc>,
     srtt_ps: f64,
     rttvar_ps: f64,
     has_rtt: bool,
@@ -85,6 +85,9 @@ pub struct TcpFlow {
     pub end_ps: Option<Time>,
     pub retransmits: u32,
     pub timeouts: u32,
+    /// Tests: take the general `on_ack`/`on_receive` paths only (the fast paths must match them).
+    #[cfg(test)]
+    pub(crate) general_only: bool,
 }
 
 impl TcpFlow {
@@ -137,11 +140,23 @@ impl TcpFlow {
             end_ps: None,
             retransmits: 0,
             timeouts: 0,
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
     pub fn finished(&self) -> bool {
         self.end_ps.is_some()
+    }
+
+    /// The per-packet fast paths may run (always, except in the test that compares them
+    /// with the general paths).
+    #[inline(always)]
+    fn fast_paths(&self) -> bool {
+        #[cfg(test)]
+        return !self.general_only;
+        #[cfg(not(test))]
+        true
     }
 
     fn control(&self, cfg: &TransportCfg, f: u8, seq: u64, to: u32, now: Time) -> Packet {
@@ -150,7 +165,7 @@ impl TcpFlow {
     }
 
     /// Start the flow: send a SYN, or data at once on a pre-established connection.
-    pub fn start(&mut self, now: Time, cc: Box<dyn CongestionControl>, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+    pub fn start(&mut self, now: Time, cc: FlowCc, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         self.ecn = cc.ecn_capable();
         self.partial_window = cc.partial_window();
         self.cc = Some(cc);
@@ -200,11 +215,22 @@ impl TcpFlow {
             self.sack_recovery_send(now, cfg, out);
             return;
         }
+        self.send_new_data(now, cfg, out);
+    }
+
+    /// `try_send`'s loop out of SACK recovery: new data (skipping what the scoreboard holds)
+    /// while the window and pacing allow. Inlined into the fast ACK path.
+    #[inline(always)]
+    fn send_new_data(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        // The scoreboard does not change while sending (it is usually empty).
+        let sb_empty = self.sb.is_empty();
         while self.snd_nxt < self.size_bytes {
-            if let Some(end) = self.sb.covering(self.snd_nxt) {
-                // The receiver already holds this (go-back-N after a timeout skips it).
-                self.snd_nxt = end.min(self.size_bytes);
-                continue;
+            if !sb_empty {
+                if let Some(end) = self.sb.covering(self.snd_nxt) {
+                    // The receiver already holds this (go-back-N after a timeout skips it).
+                    self.snd_nxt = end.min(self.size_bytes);
+                    continue;
+                }
             }
             let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
             if !self.window_allows(self.snd_nxt - self.snd_una, len, cfg) {
@@ -316,6 +342,7 @@ impl TcpFlow {
         self.retransmits += 1;
     }
 
+    #[inline(always)]
     fn rtt_sample(&mut self, r: Time, cfg: &TransportCfg) {
         let r = r as f64;
         if !self.has_rtt {
@@ -326,12 +353,56 @@ impl TcpFlow {
             self.rttvar_ps = 0.75 * self.rttvar_ps + 0.25 * (self.srtt_ps - r).abs();
             self.srtt_ps = 0.875 * self.srtt_ps + 0.125 * r;
         }
-        let rto = self.srtt_ps + (4.0 * self.rttvar_ps).max(cfg.clock_granularity_ps as f64);
-        self.rto_ps = whole_ps(rto).clamp(cfg.min_rto_ps, cfg.max_rto_ps);
+        // max(G, 4·RTTVAR) (RFC 6298 §2) as a plain comparison: both are finite and
+        // non-negative, where `f64::max` would add a NaN test per ACK.
+        let (k_var, g) = (4.0 * self.rttvar_ps, cfg.clock_granularity_ps as f64);
+        let rto = self.srtt_ps + if k_var > g { k_var } else { g };
+        // clamp(min, max) without `Ord::clamp`'s min ≤ max assertion (an out-of-line call per
+        // ACK): `TransportCfg::from_spec` makes max_rto_ps ≥ min_rto_ps.
+        debug_assert!(cfg.min_rto_ps <= cfg.max_rto_ps);
+        self.rto_ps = whole_ps(rto).max(cfg.min_rto_ps).min(cfg.max_rto_ps);
     }
 
     /// Sender side: a SYN-ACK or ACK arrived.
+    #[inline]
     pub fn on_ack(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        // The common case first: an established sender out of recovery, nothing on the SACK
+        // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
+        // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
+        // insert/trim, recovery and PRR bookkeeping, the controller's take and restore).
+        if self.state == SendState::Established && !self.in_recovery && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
+            let ack = pkt.seq;
+            let rtt = measured_rtt(pkt.ts_ps, now, cfg);
+            if let Some(r) = rtt {
+                self.rtt_sample(r, cfg);
+            }
+            let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.rto_backed_off = false;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            self.dupacks = 0;
+            let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, path: self.path };
+            self.cc.as_mut().expect("established flow has a congestion controller").on_ack(&mut self.win, &info);
+            if ack >= self.size_bytes {
+                self.state = SendState::Done;
+                self.rto.disarm();
+                self.pace.disarm();
+                return;
+            }
+            self.rto.arm(now + self.rto_ps);
+            // try_send's own tests pass here: established, and out of recovery.
+            self.send_new_data(now, cfg, out);
+            return;
+        }
+        self.on_ack_general(pkt, int, now, cfg, out);
+    }
+
+    /// `on_ack` for every case: handshake, duplicate ACKs, SACK, recovery.
+    #[inline(never)]
+    fn on_ack_general(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         match self.state {
             SendState::SynSent => {
                 if pkt.has(flags::SYN) {
@@ -533,7 +604,37 @@ impl TcpFlow {
 
     /// Receiver side: a SYN, the handshake ACK, or data arrived. Returns true when this
     /// packet completed the flow (all bytes received in order).
+    #[inline]
     pub fn on_receive(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
+        // The common case first: an ACK per segment, a data segment in order, nothing held out
+        // of order. The general path's steps for that case: no hole filled, no SACK block,
+        // the ACK goes at once, and no ACK is pending (`delack_count` grows only with delayed
+        // ACKs), so none for earlier segments goes first.
+        if cfg.delayed_ack_packets <= 1 && pkt.flags & (flags::SYN | flags::DATA) == flags::DATA && pkt.seq == self.rcv_nxt && self.ooo.is_empty() && self.fast_paths() {
+            debug_assert_eq!(self.delack_count, 0);
+            self.rcv_open = true;
+            let e = pkt.seq + pkt.payload_bytes as u64;
+            self.rcv_nxt = e;
+            let ce = pkt.has(flags::CE);
+            self.last_echo_ts = pkt.ts_ps;
+            self.sack_block = None;
+            self.last_ce = ce;
+            self.delack.disarm();
+            let mut a = self.control(cfg, flags::ACK | if ce { flags::ECE } else { 0 }, e, self.src, now);
+            a.ts_ps = pkt.ts_ps;
+            out.push(a);
+            if self.end_ps.is_none() && e >= self.size_bytes {
+                self.end_ps = Some(now);
+                return true;
+            }
+            return false;
+        }
+        self.on_receive_general(pkt, now, cfg, out)
+    }
+
+    /// `on_receive` for every case: handshake, out-of-order data, delayed ACKs.
+    #[inline(never)]
+    fn on_receive_general(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
         if pkt.has(flags::SYN) {
             self.rcv_open = true;
             let mut sa = self.control(cfg, flags::SYN | flags::ACK, 0, self.src, now);
@@ -666,6 +767,7 @@ fn insert_interval(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 pub(crate) mod tests {
     use super::*;
     use crate::cc::cubic::{Cubic, HyStart, HyStartCfg};
+    use crate::cc::CongestionControl;
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
@@ -693,6 +795,8 @@ pub(crate) mod tests {
         max_seq_sent: u64,
         /// Per ACK the sender processed: (time, data packets sent so far, in recovery after it).
         pub ack_log: Vec<(Time, usize, bool)>,
+        /// After every event: (snd_una, snd_nxt, RTO deadline, RTO, receiver's rcv_nxt).
+        pub state_log: Vec<(u64, u64, Time, Time, u64)>,
     }
 
     impl<'d> Harness<'d> {
@@ -705,9 +809,9 @@ pub(crate) mod tests {
         pub fn with_line_rate(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>, line_rate_bps: u64) -> Self {
             let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps };
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
-            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new() };
+            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() };
             let mut out = std::mem::take(&mut h.out);
-            h.f.start(start_ps, cc, &h.cfg, &mut out);
+            h.f.start(start_ps, cc.into(), &h.cfg, &mut out);
             h.route(out);
             h
         }
@@ -769,6 +873,7 @@ pub(crate) mod tests {
                 }
                 self.route(out);
                 self.trace.push((t, self.f.win.cwnd_bytes, self.f.win.ssthresh_bytes));
+                self.state_log.push((self.f.snd_una, self.f.snd_nxt, self.f.rto.deadline, self.f.rto_ps, self.f.rcv_nxt));
                 if was_ack {
                     self.ack_log.push((t, self.sent.len(), self.f.in_recovery));
                 }
@@ -936,6 +1041,52 @@ pub(crate) mod tests {
         f.on_receive(&data_pkt(3000, 1000, false, 44), 400, &c, &mut out);
         let got: Vec<_> = out.iter().map(|a| (a.seq, a.has(flags::ECE), a.ts_ps)).collect();
         assert_eq!(got, vec![(3000, true, 33), (4000, false, 44)]);
+    }
+
+    /// What a run on the harness path did: every data packet sent, every ACK, the window after
+    /// every event, and the flow's results.
+    type RunRecord = (Vec<(Time, u64, bool)>, Vec<(u64, Time, u8, u32, u32)>, Vec<(Time, u64, u64)>, Option<Time>, u32, u32, Vec<(u64, u64, Time, Time, u64)>);
+
+    fn lossy_run(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool) -> RunRecord {
+        let mut c = cfg(1000, sack);
+        c.prr = prr;
+        c.handshake = handshake;
+        c.delayed_ack_packets = delack;
+        // Segments 5 and 34..37 are lost once (one recovery each), everything sent in a 10 ms
+        // blackout at 60 ms (a timeout armed by a new ACK), and from 400 ms on each segment whose
+        // index is 5 mod 29 once; 10 ms each way, 10 µs per segment.
+        let mut lost_once = std::collections::HashSet::new();
+        let drop = move |p: &Packet, t: Time| {
+            let k = p.seq / 1000;
+            let pick = k == 5 || (34..38).contains(&k) || (t >= 400 * PS_PER_MS && k % 29 == 5);
+            (t >= 60 * PS_PER_MS && t < 70 * PS_PER_MS) || (pick && lost_once.insert(p.seq))
+        };
+        let cc = crate::cc::build(cc_name, &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(3_000_000, c, cc, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US, 0, Box::new(drop));
+        h.f.general_only = general_only;
+        h.run_until(60_000 * PS_PER_MS);
+        let acks = h.acks.iter().map(|a| (a.seq, a.ts_ps, a.flags, a.sack_lo, a.sack_hi)).collect();
+        (h.sent, acks, h.trace, h.f.end_ps, h.f.retransmits, h.f.timeouts, h.state_log)
+    }
+
+    /// The fast paths of `on_ack` (new ACK out of recovery) and `on_receive` (in-order segment,
+    /// an ACK per segment) do exactly what the general paths do: the same packets at the same
+    /// times, the same window after every event, on runs with single losses, a timeout,
+    /// SACK and NewReno recovery, PRR, a handshake and delayed ACKs.
+    #[test]
+    fn fast_paths_match_the_general_paths() {
+        for (cc_name, sack, prr, handshake, delack) in [("dctcp", true, false, false, 1), ("cubic", true, true, true, 1), ("newreno", false, false, false, 1), ("newreno", true, false, true, 2), ("cubic", false, false, false, 2)] {
+            let fast = lossy_run(cc_name, sack, prr, handshake, delack, false);
+            let general = lossy_run(cc_name, sack, prr, handshake, delack, true);
+            let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack}");
+            assert!(fast.3.is_some() && fast.4 > 50 && fast.5 >= 1, "{what}: the run must finish after losses and a timeout: {:?} {} {}", fast.3, fast.4, fast.5);
+            assert_eq!(fast.0.len(), general.0.len(), "{what}: data packets sent");
+            assert!(fast.0 == general.0, "{what}: data packets differ");
+            assert!(fast.1 == general.1, "{what}: ACKs differ");
+            assert!(fast.2 == general.2, "{what}: window traces differ");
+            assert!(fast.6 == general.6, "{what}: sequence/timer state differs");
+            assert_eq!((fast.3, fast.4, fast.5), (general.3, general.4, general.5), "{what}: results");
+        }
     }
 
     #[test]
