@@ -363,7 +363,7 @@ def test_ablate_variants_and_errors():
         ab.ablate("abm-fig3", ["x"], "/nonexistent", log=lambda *a: None)
     bad = subprocess.run([sys.executable, "-m", "sharebuf", "repro", "abm-fig7", "--claim", "a-50", "--out", "x"],
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and "options of `sharebuf repro ablate FIGURE`" in bad.stderr
+    assert bad.returncode == 2 and "are options of `sharebuf repro ablate FIGURE`" in bad.stderr
 
 
 def test_ablate_verdicts_come_from_the_variant_runs(tiny_fig7, tmp_path):

@@ -149,9 +149,10 @@ def _metric_class(metric: str) -> Optional[str]:
 
 def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[List[int]] = None,
            only: Optional[Sequence[str]] = None, add_one: bool = True, jobs: Optional[int] = None,
-           progress: bool = False, log=print) -> Dict[str, dict]:
+           progress: bool = False, dry_run: bool = False, log=print) -> Dict[str, dict]:
     """Ablate the profile of ``figure`` for the claims ``claim_ids``; returns {claim id: result}
-    where result = dict(claim, profile, columns, rows) and writes ``DIR/ablate-<figure>.md|json``."""
+    where result = dict(claim, profile, columns, rows) and writes ``DIR/ablate-<figure>.md|json``;
+    ``dry_run``: only log how many runs it needs and how many are done (returns {})."""
     import pandas as pd
 
     from . import _select, claims as claims_mod, point_rows
@@ -203,6 +204,8 @@ def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", 
     todo = [k for k in unique if not (runs_dir / f"run-{k}" / "summary.json").is_file()]
     log(f"{figure} {', '.join(claim_ids)}: {len(vs)} variants x {len(base)} runs = {len(unique)} distinct runs "
         f"({len(unique) - len(todo)} already done), scale {scale}")
+    if dry_run:
+        return {}
     out.mkdir(parents=True, exist_ok=True)
     run_many(jobs_list, runs_dir, jobs=jobs, progress=progress, label="ablate")
 
@@ -242,14 +245,14 @@ def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", 
         results[c.id] = dict(figure=figure, claim=c.id, text=c.text, rule=r["rule"], metric=metric, profile=profile,
                              scale=scale, seeds=seeds or sca.seeds, x=[float(x) for x in cx],
                              groups={g: list(ks) for g, ks in groups(profile).items()}, rows=rows)
-    md = "\n".join(to_markdown(r) for r in results.values())
-    (out / f"ablate-{figure}.md").write_text(md)
     from . import _clean
 
+    # Claims ablated before into the same DIR stay in its tables (a claim run again is replaced).
     jf = out / f"ablate-{figure}.json"
-    old = json.loads(jf.read_text()) if jf.is_file() else {}
-    old.update(results)
-    jf.write_text(json.dumps(_clean(old), indent=2) + "\n")
+    every = json.loads(jf.read_text()) if jf.is_file() else {}
+    every.update(_clean(results))
+    jf.write_text(json.dumps(every, indent=2) + "\n")
+    (out / f"ablate-{figure}.md").write_text("\n".join(to_markdown(r) for r in every.values()))
     return results
 
 
@@ -267,7 +270,7 @@ def _fmt(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if v is None:
-        return ""
+        return "—"
     if isinstance(v, float):
         if math.isnan(v):
             return "—"

@@ -34,8 +34,8 @@ def _cmd_repro(args) -> int:
         return _cmd_list(args)
     if args.ids[0] == "ablate":
         return _cmd_ablate(args)
-    if args.claim or args.only or args.no_add_one:
-        raise ScenarioError("repro: --claim, --only and --no-add-one are options of `sharebuf repro ablate FIGURE`")
+    if args.claim or args.only or args.no_add_one or args.dry_run:
+        raise ScenarioError("repro: --claim, --only, --no-add-one and --dry-run are options of `sharebuf repro ablate FIGURE`")
     if not args.out:
         raise ScenarioError("repro: --out DIR is required (figures, points.parquet, claims and runs go there)")
     seeds = None
@@ -84,7 +84,9 @@ def _cmd_ablate(args) -> int:
     claims = [c.strip() for item in (args.claim or []) for c in item.split(",") if c.strip()]
     err = Console(stderr=True)
     res = ablate(args.ids[1], claims, args.out, scale=args.scale, seeds=seeds, only=only or None,
-                 add_one=not args.no_add_one, jobs=args.jobs, progress=not args.quiet, log=err.print)
+                 add_one=not args.no_add_one, jobs=args.jobs, progress=not args.quiet, dry_run=args.dry_run, log=err.print)
+    if args.dry_run:
+        return 0
     con = Console(width=250)
     for r in res.values():
         print_table(r, con)
@@ -109,6 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--claim", action="append", help="ablate: the claim id(s) to ablate (repeat or comma list; they share runs)")
     p.add_argument("--only", action="append", help="ablate: only these profile groups or keys (default: every group)")
+    p.add_argument("--dry-run", action="store_true", help="ablate: print how many runs it needs (and has) and stop")
     p.add_argument("--no-add-one", action="store_true", help="ablate: leave-one-out variants only (no 'only this key on' runs)")
     from ..sweep import add_set_argument
 
