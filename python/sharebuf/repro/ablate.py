@@ -250,10 +250,24 @@ def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", 
     # Claims ablated before into the same DIR stay in its tables (a claim run again is replaced).
     jf = out / f"ablate-{figure}.json"
     every = json.loads(jf.read_text()) if jf.is_file() else {}
-    every.update(_clean(results))
+    for cid, r in _clean(results).items():
+        every[cid] = _merge(every.get(cid), r)
     jf.write_text(json.dumps(every, indent=2) + "\n")
     (out / f"ablate-{figure}.md").write_text("\n".join(to_markdown(r) for r in every.values()))
     return results
+
+
+def _merge(old: Optional[dict], new: dict) -> dict:
+    """``new``, plus the rows of variants an earlier ablation of the same claim (same scale,
+    seeds, x and profile groups) ran and this one did not (``--only``, ``--no-add-one``), in
+    the variant order of :func:`variants`."""
+    same = ("scale", "seeds", "x", "groups", "metric")
+    if not old or any(old.get(k) != new.get(k) for k in same):
+        return new
+    rows = {r["variant"]: r for r in old["rows"]}
+    rows.update({r["variant"]: r for r in new["rows"]})
+    order = [v.name for v in variants(new["profile"])]
+    return {**new, "rows": sorted(rows.values(), key=lambda r: order.index(r["variant"]) if r["variant"] in order else len(order))}
 
 
 def _all_with_profile():
