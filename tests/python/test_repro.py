@@ -420,3 +420,20 @@ def test_ablate_verdicts_come_from_the_variant_runs(tiny_fig7, tmp_path):
             assert row[f"rto_flows.incast {sr}"] == rto[sr]
     md = (out / "ablate-abm-fig7.md").read_text()
     assert "| variant | measured | holds | flips | ABM @ 50 |" in md and "| +recovery |" in md
+
+
+def test_ablate_tables_keep_variants_run_before():
+    """A claim ablated again with fewer variants (--only, --no-add-one) keeps the rows of the others,
+    in variant order; a change of scale, seeds or x replaces the table."""
+    from sharebuf.repro.ablate import _merge
+
+    def res(names, scale="quick", val=1.0):
+        return dict(scale=scale, seeds=[1], x=[0.5], groups={}, metric="m", profile="ns3dc",
+                    rows=[dict(variant=n, measured=val) for n in names])
+
+    old = res(["full", "none", "-ecmp_hash", "-recovery", "+ecmp_hash"])
+    new = res(["full", "none", "-host_nic", "+host_nic"], val=2.0)
+    m = _merge(old, new)
+    assert [r["variant"] for r in m["rows"]] == ["full", "none", "-ecmp_hash", "-host_nic", "-recovery", "+ecmp_hash", "+host_nic"]
+    assert [r["measured"] for r in m["rows"]] == [2.0, 2.0, 1.0, 2.0, 1.0, 1.0, 2.0]
+    assert _merge(res(["full", "-ecmp_hash"], scale="tiny"), new) == new
