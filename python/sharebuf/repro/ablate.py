@@ -141,17 +141,19 @@ def claim_x(spec, claim, xs: Sequence[Any]) -> List[Any]:
 
 
 def _metric_class(metric: str) -> Optional[str]:
+    """The flow class (with its workload suffix, if any) a slowdown or FCT metric is about."""
     from .metrics import CLASSES
 
     parts = metric.split(".")
-    return parts[2] if parts[0] in ("slowdown", "fct") and len(parts) > 2 and parts[2] in CLASSES else None
+    return ".".join(parts[2:]) if parts[0] in ("slowdown", "fct") and len(parts) > 2 and parts[2] in CLASSES else None
 
 
 def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[List[int]] = None,
            only: Optional[Sequence[str]] = None, add_one: bool = True, jobs: Optional[int] = None,
            progress: bool = False, dry_run: bool = False, log=print) -> Dict[str, dict]:
-    """Ablate the profile of ``figure`` for the claims ``claim_ids``; returns {claim id: result}
-    where result = dict(claim, profile, columns, rows) and writes ``DIR/ablate-<figure>.md|json``;
+    """Ablate the profile of ``figure`` for the claims ``claim_ids``; returns {claim id: result},
+    result = dict(figure, claim, text, rule, metric, profile, scale, seeds, x, groups, rows) with
+    one row per variant (see the module doc), and writes ``DIR/ablate-<figure>.md|json``;
     ``dry_run``: only log how many runs it needs and how many are done (returns {})."""
     import pandas as pd
 
