@@ -329,3 +329,111 @@ def test_ns3dc_profile_reaches_every_abm_run():
     d = points(repro.list_figures()["abm-fig7"], "quick", None, {"profile": "none"})[0][3]
     s = load_scenario(d)[0]
     assert (s.topology.ecmp_hash, s.switch.device_queue_packets, s.host.nic_qdisc, s.transport.recovery) == ("salted", 0, "fifo", "rfc6675")
+
+
+def test_ablate_variants_and_errors():
+    """Every key of the ns3dc profile is in exactly one ablation group; the variants are full,
+    none, one leave-one-out and one add-one per group; unknown figures, claims and keys are one
+    clear error each."""
+    from sharebuf.config import PROFILES
+    from sharebuf.errors import ScenarioError
+    from sharebuf.repro import ablate as ab
+
+    gs = ab.groups("ns3dc")
+    keys = [k for ks in gs.values() for k in ks]
+    assert sorted(keys) == sorted(PROFILES["ns3dc"]) and len(keys) == len(set(keys))
+    assert set(gs["cubic_ca"]) == {"transport.cc_params.cnt_clamp_segments", "transport.cc_params.reno_friendly"}
+    assert set(gs["host_nic"]) == {"host.nic_qdisc", "host.device_queue_packets"}
+    vs = ab.variants("ns3dc")
+    assert [v.name for v in vs] == ["full", "none", *(f"-{g}" for g in gs), *(f"+{g}" for g in gs)]
+    every = frozenset(keys)
+    for v in vs[2:]:
+        g = v.name[1:]
+        assert v.keys == (every - set(gs[g]) if v.kind == "drop" else frozenset(gs[g]))
+        assert v.reference == ("full" if v.kind == "drop" else "none")
+    assert [v.name for v in ab.variants("ns3dc", only=["transport.recovery", "host_nic"], add_one=False)] == \
+        ["full", "none", "-recovery", "-host_nic"]
+    with pytest.raises(ScenarioError, match=r"--only 'ecmp': not a group or key of profile 'ns3dc'; allowed: ecmp_hash"):
+        ab.variants("ns3dc", only=["ecmp"])
+    with pytest.raises(ScenarioError, match=r"claim 'a-51' is not a claim of abm-fig7; allowed: a-12.5-dt-fab-ib"):
+        ab.ablate("abm-fig7", ["a-51"], "/nonexistent", log=lambda *a: None)
+    with pytest.raises(ScenarioError, match="figure id 'abm-fig77' is not known"):
+        ab.ablate("abm-fig77", ["a-50"], "/nonexistent", log=lambda *a: None)
+    with pytest.raises(ScenarioError, match="abm-fig3 sets no profile"):
+        ab.ablate("abm-fig3", ["x"], "/nonexistent", log=lambda *a: None)
+    bad = subprocess.run([sys.executable, "-m", "sharebuf", "repro", "abm-fig7", "--claim", "a-50", "--out", "x"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "are options of `sharebuf repro ablate FIGURE`" in bad.stderr
+
+
+def test_ablate_verdicts_come_from_the_variant_runs(tiny_fig7, tmp_path):
+    """`repro ablate` at the tiny scale on abm-fig7 a-50 (ABM's incast p99 / each other scheme's
+    at 50%), for the recovery key: the full variant reuses the figure's runs; each variant's runs
+    carry exactly the keys it names; its measured value is the ratio of nearest-rank p99s
+    recomputed here from the runs' flows, and its verdict is that value against the claim's bound."""
+    import shutil
+    import tomllib
+
+    import numpy as np
+
+    from sharebuf.repro import ablate as ab
+
+    out = tmp_path / "abl"
+    shutil.copytree(tiny_fig7[0] / "runs", out / "runs")
+    ran = []
+    orig = sweep_mod._run_one
+    try:
+        sweep_mod._run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
+        res = ab.ablate("abm-fig7", ["a-50"], out, scale="tiny", only=["recovery"], jobs=1, log=lambda *a: None)
+    finally:
+        sweep_mod._run_one = orig
+    r = res["a-50"]
+    rows = {row["variant"]: row for row in r["rows"]}
+    assert list(rows) == ["full", "none", "-recovery", "+recovery"]
+    assert len(ran) == 3 * 5  # 5 series at x = 0.5, three new variants; full is the figure's own runs
+    fig = {c["id"]: c for c in json.loads((tiny_fig7[0] / "claims.json").read_text())["abm-fig7"]["claims"]}
+    assert math.isclose(rows["full"]["measured"], fig["a-50"]["measured"], rel_tol=1e-12)
+    want = {"full": ("ns3dc", "prr", 100), "none": ("none", "rfc6675", 0),
+            "-recovery": ("none", "rfc6675", 100), "+recovery": ("none", "prr", 0)}
+    claim = next(c for c in repro.list_figures()["abm-fig7"].claims if c.id == "a-50")
+    for name, row in rows.items():
+        p99 = {}
+        rto = {}
+        assert len(row["runs"]) == 5
+        for key in row["runs"]:
+            rd = out / "runs" / f"run-{key}"
+            sc = tomllib.loads((rd / "scenario.toml").read_text())
+            assert (sc["profile"], sc["transport"]["recovery"], sc["switch"]["device_queue_packets"]) == want[name], name
+            assert sc["topology"]["ecmp_hash"] == ("salted" if name in ("none", "+recovery") else "same")
+            f = pd.read_parquet(rd / "flows.parquet")
+            inc = f[f.workload == "incast"]
+            s = np.sort(inc[inc.finished].slowdown_paper.to_numpy())
+            series = {"dt": "DT", "fab": "FAB", "cs": "CS", "ib": "IB", "abm": "ABM"}[sc["switch"]["bm"]["scheme"]]
+            p99[series] = s[math.ceil(0.99 * len(s)) - 1]
+            rto[series] = int((inc.timeouts > 0).sum())
+        ratio = max(p99["ABM"] / p99[o] for o in ("DT", "FAB", "CS", "IB"))
+        assert math.isclose(row["measured"], ratio, rel_tol=1e-12), name
+        assert row["holds"] == (ratio <= claim.max)
+        assert row["flips"] == ({"full": None, "none": None}.get(name, row["holds"] != rows["full" if name[0] == "-" else "none"]["holds"]))
+        for sr in p99:
+            assert math.isclose(row[f"ABM @ 50" if sr == "ABM" else f"{sr} @ 50"], p99[sr], rel_tol=1e-12)
+            assert row[f"rto_flows.incast {sr}"] == rto[sr]
+    md = (out / "ablate-abm-fig7.md").read_text()
+    assert "| variant | measured | holds | flips | ABM @ 50 |" in md and "| +recovery |" in md
+
+
+def test_ablate_tables_keep_variants_run_before():
+    """A claim ablated again with fewer variants (--only, --no-add-one) keeps the rows of the others,
+    in variant order; a change of scale, seeds or x replaces the table."""
+    from sharebuf.repro.ablate import _merge
+
+    def res(names, scale="quick", val=1.0):
+        return dict(scale=scale, seeds=[1], x=[0.5], groups={}, metric="m", profile="ns3dc",
+                    rows=[dict(variant=n, measured=val) for n in names])
+
+    old = res(["full", "none", "-ecmp_hash", "-recovery", "+ecmp_hash"])
+    new = res(["full", "none", "-host_nic", "+host_nic"], val=2.0)
+    m = _merge(old, new)
+    assert [r["variant"] for r in m["rows"]] == ["full", "none", "-ecmp_hash", "-host_nic", "-recovery", "+ecmp_hash", "+host_nic"]
+    assert [r["measured"] for r in m["rows"]] == [2.0, 2.0, 1.0, 2.0, 1.0, 1.0, 2.0]
+    assert _merge(res(["full", "-ecmp_hash"], scale="tiny"), new) == new

@@ -24,7 +24,7 @@ from typing import Dict, List, Optional, Sequence
 from ..errors import ScenarioError
 from .spec import SCALES, FigureSpec, load_specs
 
-__all__ = ["list_figures", "reproduce", "estimate_cpu_s", "SCALES"]
+__all__ = ["list_figures", "reproduce", "estimate_cpu_s", "point_rows", "SCALES"]
 
 
 #: The ABM paper's text topology (ABM.md §4.1), for ``topology = "paper"``.
@@ -89,7 +89,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
 
     from . import analytic, claims as claims_mod, report
     from ..sweep import run_key, run_many
-    from .metrics import incast_workloads, run_metrics, validate_metric
+    from .metrics import validate_metric
     from .spec import points
 
     if scale not in SCALES:
@@ -123,14 +123,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     for s in specs:
         t0 = time.perf_counter()
         if s.simulated:
-            wanted = [p.metric for p in s.panels]
-            for series, x, seed, sc, key in plan[s.id]:
-                rd = runs_dir / f"run-{key}"
-                m = run_metrics(rd, wanted, incast_workloads(sc), sc)
-                wall = json.loads((rd / "summary.json").read_text())["wall_s"]
-                sr = next(q for q in s.series if q.name == series)
-                for xr in (s.scale(scale).x_values or s.x.values) if sr.constant else [x]:
-                    rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, run=key, wall_s=wall, **m))
+            rows += point_rows(s, scale, plan[s.id], runs_dir, [p.metric for p in s.panels])
         else:
             for r in analytic.generate(s):
                 rows.append(dict(figure=s.id, seed=0, run="", wall_s=time.perf_counter() - t0, **r))
@@ -156,6 +149,24 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     _atomic_write(cfile, lambda tmp: Path(tmp).write_text(json.dumps(_clean(allc), indent=2) + "\n"))
     _atomic_write(out / "claims.md", lambda tmp: Path(tmp).write_text(report.claims_md(allc, load_specs())))
     return results
+
+
+def point_rows(s: FigureSpec, scale: str, planned, runs_dir: Path, wanted: Sequence[str]) -> List[dict]:
+    """One row per (run, reported x) of figure ``s``: ``planned`` is a list of (series, x, seed,
+    scenario dict, run key) whose runs are complete under ``runs_dir``; a ``constant`` series'
+    run is reported at every x of the scale. Columns: figure, series, x, seed, run, wall_s and
+    the metrics ``wanted`` (plus :func:`.metrics.run_metrics`'s standard set)."""
+    from .metrics import incast_workloads, run_metrics
+
+    rows = []
+    for series, x, seed, sc, key in planned:
+        rd = Path(runs_dir) / f"run-{key}"
+        m = run_metrics(rd, wanted, incast_workloads(sc), sc)
+        wall = json.loads((rd / "summary.json").read_text())["wall_s"]
+        sr = next(q for q in s.series if q.name == series)
+        for xr in (s.scale(scale).x_values or s.x.values) if sr.constant else [x]:
+            rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, run=key, wall_s=wall, **m))
+    return rows
 
 
 def _clean(o):

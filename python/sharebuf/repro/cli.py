@@ -32,6 +32,10 @@ def _cmd_repro(args) -> int:
 
     if args.ids == ["list"]:
         return _cmd_list(args)
+    if args.ids[0] == "ablate":
+        return _cmd_ablate(args)
+    if args.claim or args.only or args.no_add_one or args.dry_run:
+        raise ScenarioError("repro: --claim, --only, --no-add-one and --dry-run are options of `sharebuf repro ablate FIGURE`")
     if not args.out:
         raise ScenarioError("repro: --out DIR is required (figures, points.parquet, claims and runs go there)")
     seeds = None
@@ -58,9 +62,42 @@ def _cmd_repro(args) -> int:
     return 0
 
 
+def _cmd_ablate(args) -> int:
+    from rich.console import Console
+
+    from .ablate import ablate, print_table
+
+    if len(args.ids) != 2:
+        raise ScenarioError("repro ablate: expected one figure id: sharebuf repro ablate FIGURE --claim ID [--claim ID2] --out DIR")
+    if not args.out:
+        raise ScenarioError("repro ablate: --out DIR is required (its runs/ is the run cache; the tables go to DIR/ablate-FIGURE.md|json)")
+    if args.sets or args.topology != "code" or args.ray:
+        raise ScenarioError("repro ablate: --set, --topology and --ray are not supported (the ablation varies the profile only)")
+    seeds = None
+    if args.seeds:
+        from ..sweep import parse_values
+
+        seeds = parse_values(args.seeds)
+        if not all(isinstance(x, int) and x >= 0 for x in seeds):
+            raise ScenarioError(f"--seeds {args.seeds!r}: expected non-negative integers, e.g. 1,2,3")
+    only = [o.strip() for item in (args.only or []) for o in item.split(",") if o.strip()]
+    claims = [c.strip() for item in (args.claim or []) for c in item.split(",") if c.strip()]
+    err = Console(stderr=True)
+    res = ablate(args.ids[1], claims, args.out, scale=args.scale, seeds=seeds, only=only or None,
+                 add_one=not args.no_add_one, jobs=args.jobs, progress=not args.quiet, dry_run=args.dry_run, log=err.print)
+    if args.dry_run:
+        return 0
+    con = Console(width=250)
+    for r in res.values():
+        print_table(r, con)
+    err.print(f"tables: {args.out}/ablate-{args.ids[1]}.md, .json")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("repro", help="reproduce the papers' evaluation figures with their claims checked ('repro list' lists them)")
-    p.add_argument("ids", nargs="+", metavar="ID", help="figure ids (e.g. abm-fig7), 'all', or 'list'")
+    p.add_argument("ids", nargs="+", metavar="ID",
+                   help="figure ids (e.g. abm-fig7), 'all', 'list', or 'ablate FIGURE' (with --claim: which profile key flips a claim)")
     p.add_argument("--out", help="output directory (figures, points.parquet, claims.md/json, runs/)")
     p.add_argument("--scale", default="quick", choices=["tiny", "quick", "full"],
                    help="quick: minutes on a laptop; full: the papers' durations and seeds (many cores or Ray)")
@@ -72,6 +109,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray", action="store_true", help="run the simulations as Ray tasks")
     p.add_argument("--ray-address", help="Ray cluster address")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--claim", action="append", help="ablate: the claim id(s) to ablate (repeat or comma list; they share runs)")
+    p.add_argument("--only", action="append", help="ablate: only these profile groups or keys (default: every group)")
+    p.add_argument("--dry-run", action="store_true", help="ablate: print how many runs it needs (and has) and stop")
+    p.add_argument("--no-add-one", action="store_true", help="ablate: leave-one-out variants only (no 'only this key on' runs)")
     from ..sweep import add_set_argument
 
     add_set_argument(p)  # applied to every run of the figures, after the spec's own keys

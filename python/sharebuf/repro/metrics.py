@@ -22,6 +22,9 @@ Names are ``<family>.<stat>.<class>[.<workload>]``:
 * ``retransmits.<class>[.<workload>]`` — segments retransmitted by the flows of a class (every
   flow, finished or not): the per-class count of data-packet losses (FAB Fig. 3b/3d "drops from
   short flows"; a spurious retransmission would count too).
+* ``rto_flows.<class>[.<workload>]`` — flows of a class (every flow, finished or not) that took at
+  least one retransmission timeout: an incast p99 far above queueing delay is an RTO when more
+  than 1% of the incast flows took one.
 * ``queue.drain_us`` — from ``queue_occupancy.parquet`` (needs ``output.queue_sample_us``): for
   each (switch, port, queue), the time from its last sample at its peak to its first later
   empty sample; the largest over queues (ABM Fig. 3's drain time).
@@ -108,7 +111,7 @@ def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenari
             parts = rest.split(".")
             df = _select(classes, fin, parts[1:])
             out[name] = _stat(df[col].to_numpy(dtype=float), parts[0])
-        elif fam in ("fct", "retransmits"):
+        elif fam in ("fct", "retransmits", "rto_flows"):
             if every is None:
                 every = flows.copy()
                 end = float(summary["sim_s"])
@@ -118,9 +121,12 @@ def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenari
             if fam == "fct":
                 df = _select(every_cls, every, parts[1:])
                 out[name] = _stat(df.fct_any_s.to_numpy(dtype=float) * 1e3, parts[0].rsplit("_", 1)[0])
-            else:
+            elif fam == "retransmits":
                 df = _select(every_cls, every, parts)
                 out[name] = float(df.retransmits.sum())
+            else:
+                df = _select(every_cls, every, parts)
+                out[name] = float((df.timeouts > 0).sum())
         elif name == "throughput.uplink_pct":
             if scenario is None:
                 raise KeyError(f"{name} needs the run's scenario")
@@ -211,12 +217,12 @@ def validate_metric(name: str) -> Optional[str]:
         if len(p) < 2 or not p[0].endswith("_ms") or p[0][:-3] not in (*PCTS, "mean") or p[1] not in CLASSES:
             return f"fct.<{stats}>_ms.<incast|short|long|all>[.<workload>]"
         return None
-    if fam == "retransmits":
-        return None if rest.split(".")[0] in CLASSES else "retransmits.<incast|short|long|all>[.<workload>]"
+    if fam in ("retransmits", "rto_flows"):
+        return None if rest.split(".")[0] in CLASSES else f"{fam}.<incast|short|long|all>[.<workload>]"
     if fam == "buffer":
         stat = rest.partition(".")[0]
         return None if stat in ("p99_pct", "mean_pct", "max_pct") else "buffer.<p99_pct|mean_pct|max_pct>[.leaf|.all|.<switch>]"
     if name in ("throughput.long_gbps", "throughput.uplink_pct", "queue.drain_us", "qct.mean_ms", "qct.p99_ms", "drops", "unfinished"):
         return None
-    return ("one of slowdown.*, fct.*, retransmits.*, buffer.*, throughput.long_gbps, throughput.uplink_pct, "
+    return ("one of slowdown.*, fct.*, retransmits.*, rto_flows.*, buffer.*, throughput.long_gbps, throughput.uplink_pct, "
             "queue.drain_us, qct.mean_ms, qct.p99_ms, drops, unfinished")
