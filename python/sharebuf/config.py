@@ -440,7 +440,28 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
         if leaf not in d:
             d[leaf] = value
             applied[dotted] = value
+    # A workload with its own congestion control (workload[i].cc) runs that one with its own
+    # cc_params, not transport's: the profile's parameters for that congestion control go there.
+    for i, w in enumerate(out.get("workload") or []):
+        if not isinstance(w, dict) or w.get("cc") not in CC_PARAMS_FOR:
+            continue
+        params = w.setdefault("cc_params", {})
+        if not isinstance(params, dict):
+            continue  # the workload's own validation names the error
+        for dotted, value in PROFILES[name].items():
+            leaf = dotted[len(CC_PARAMS_PREFIX):] if dotted.startswith(CC_PARAMS_PREFIX) else None
+            if leaf is not None and leaf not in params:
+                params[leaf] = value
+                applied[f"workload[{i}].cc_params.{leaf}"] = value
     return out, applied
+
+
+def profile_key(applied_key: str) -> str:
+    """The profile's own key behind a key :func:`apply_profile` reports: ``workload[i].cc_params.X``
+    comes from ``transport.cc_params.X``; every other key is the profile's key itself."""
+    if applied_key.startswith("workload["):
+        return CC_PARAMS_PREFIX + applied_key.split(".cc_params.", 1)[1]
+    return applied_key
 
 
 def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
@@ -459,6 +480,11 @@ def strip_profile_keys(sc: "Scenario", d: dict) -> dict:
             own = m if isinstance(m, dict) else getattr(m, "model_fields_set", set())
             if leaf not in own or dotted in sc._profile_set:
                 dd.pop(leaf, None)
+    for i, w in enumerate(d.get("workload") or []):
+        params = w.get("cc_params") if isinstance(w, dict) else None
+        if isinstance(params, dict):
+            for leaf in [k for k in params if f"workload[{i}].cc_params.{k}" in sc._profile_set]:
+                params.pop(leaf)
     return d
 
 

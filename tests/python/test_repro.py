@@ -325,6 +325,13 @@ def test_ns3dc_profile_reaches_every_abm_run():
                     continue  # the spec sets this key itself
                 assert get(s, k) == v, (fid, k, get(s, k), v)
                 checked += 1
+            # a workload with its own Cubic gets the profile's Cubic parameters too (abm-fig8's class)
+            for w in s.workload:
+                if getattr(w, "cc", None) == "cubic":
+                    for k, v in prof.items():
+                        if k.startswith("transport.cc_params."):
+                            assert w.cc_params[k.rsplit(".", 1)[1]] == v, (fid, w.name, k)
+                            checked += 1
     assert checked > 1000  # abm-fig6..12 at quick scale: hundreds of runs x 9 keys
     d = points(repro.list_figures()["abm-fig7"], "quick", None, {"profile": "none"})[0][3]
     s = load_scenario(d)[0]
@@ -437,3 +444,32 @@ def test_ablate_tables_keep_variants_run_before():
     assert [r["variant"] for r in m["rows"]] == ["full", "none", "-ecmp_hash", "-host_nic", "-recovery", "+ecmp_hash", "+host_nic"]
     assert [r["measured"] for r in m["rows"]] == [2.0, 2.0, 1.0, 2.0, 1.0, 1.0, 2.0]
     assert _merge(res(["full", "-ecmp_hash"], scale="tiny"), new) == new
+
+
+def test_profile_cubic_params_reach_a_workloads_own_cubic():
+    """A workload with its own cc = "cubic" runs its own cc_params, so the ns3dc profile's Cubic keys
+    must be filled there (unless the workload sets them), reported as workload[i].cc_params.X, and
+    stripped again when the profile changes; a workload with another cc gets none of them."""
+    from sharebuf.config import apply_profile, profile_key
+
+    d = {"profile": "ns3dc", "transport": {"cc": "dctcp"}, "workload": [
+        {"kind": "poisson", "cc": "cubic"},
+        {"kind": "poisson", "cc": "cubic", "cc_params": {"cnt_clamp_segments": 7}},
+        {"kind": "poisson", "cc": "dctcp"},
+        {"kind": "poisson"}]}
+    out, applied = apply_profile(d)
+    assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False}
+    assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False}
+    assert "cc_params" not in out["workload"][2] and "cc_params" not in out["workload"][3]
+    assert "transport.cc_params.cnt_clamp_segments" not in applied  # transport.cc is DCTCP
+    assert applied["workload[0].cc_params.cnt_clamp_segments"] == 20
+    assert "workload[1].cc_params.cnt_clamp_segments" not in applied
+    assert profile_key("workload[1].cc_params.reno_friendly") == "transport.cc_params.reno_friendly"
+    assert d["workload"][0] == {"kind": "poisson", "cc": "cubic"}  # the input is not modified
+    # the repro's profile sweep: abm-fig8 with profile=none drops the filled keys, keeps none of them
+    spec = repro.list_figures()["abm-fig8"]
+    full = points(spec, "quick")[0][3]
+    none = points(spec, "quick", None, {"profile": "none"})[0][3]
+    from sharebuf.config import load_scenario
+    assert load_scenario(full)[0].workload[0].cc_params == {"cnt_clamp_segments": 20, "reno_friendly": False}
+    assert load_scenario(none)[0].workload[0].cc_params == {}

@@ -114,18 +114,18 @@ def variant_scenario(d: dict, v: Variant) -> dict:
     """Run ``d`` (a scenario dict with a profile) under variant ``v``: the keys the profile sets
     on this run that ``v`` keeps, written explicitly under ``profile = "none"``. Identical to
     ``d`` when ``v`` keeps every key that applies (and to the ``none`` run when it keeps none)."""
-    from ..config import apply_profile
+    from ..config import apply_profile, profile_key
     from ..sweep import set_path
 
     if v.keys is None:
         return d
     _, applied = apply_profile(d)
-    if set(applied) <= v.keys:
+    if {profile_key(k) for k in applied} <= v.keys:
         return d
     out = copy.deepcopy(d)
     out["profile"] = "none"
     for k, val in applied.items():
-        if k in v.keys:
+        if profile_key(k) in v.keys:
             set_path(out, k, copy.deepcopy(val))
     return out
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""ABM Fig. 8's θ-PowerTCP class under ABM: the ABM authors' simulator (ns3dc) next to sharebuf, query by query.
+
+ns3dc side: run-main.sh's Fig. 8 command line (abm-evaluation-multi: Cubic web search at 60% in queue 1,
+DCTCP at 10% in queue 2, incast of 30% of the buffer from the 8 "power" servers in queue 3, nPrior 8, the
+alphas file, ABM = algorithm 110, FlowLaunchEndTime 13 s), stopped at 10.2 s; its fct file is kept in
+results/fig8/. In that program the θ-PowerTCP servers run with no congestion control (A-X7; sharebuf's
+cc = "fixed_window"). sharebuf side: the quick-scale repro run of abm-fig8 at the same Cubic load
+(workload[0].load = 1.2, ABM preset eval), found in `sharebuf repro run abm-fig8 --scale quick`'s output.
+
+    python bench/ns3dc/fig8_theta.py --sharebuf-out DIR
+
+Per incast query: responses finished, how many took >= 10 ms (ns3dc's minimum RTO; sharebuf: the
+`timeouts` column), the slowest response. ns3dc writes only finished flows, so a query whose responses
+have not all finished when the run stopped shows fewer than 8.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import sys
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+
+
+def sharebuf_run(out: Path) -> Path:
+    for f in glob.glob(str(out / "runs" / "*" / "scenario.toml")):
+        s = tomllib.load(open(f, "rb"))
+        w = s.get("workload", [])
+        if (len(w) == 3 and w[2].get("cc") == "fixed_window" and w[0].get("load") == 1.2
+                and s["switch"]["bm"]["scheme"] == "abm" and s.get("profile") == "ns3dc"
+                and w[0].get("cc_params", {}).get("cnt_clamp_segments") == 20):  # the profile's Cubic reached the class
+            return Path(f).parent
+    sys.exit(f"--sharebuf-out {out}: no abm-fig8 quick run of ABM at Cubic load 60%; "
+             "run `sharebuf repro run abm-fig8 --scale quick --out DIR` first")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sharebuf-out", type=Path, required=True)
+    ap.add_argument("--ns3dc", type=Path, default=HERE / "results" / "fig8" / "fct-abm.txt")
+    a = ap.parse_args()
+    d = pd.read_csv(a.ns3dc, sep=r"\s+")
+    i = d[d.incast == 1]
+    ns = i.groupby("flowstart").agg(finished=("fct", "size"), over_10ms=("fct", lambda x: int((x >= 10e6).sum())),
+                                    slowest_ms=("fct", lambda x: x.max() / 1e6))
+    ns.index = (ns.index / 1e3).round(2)
+    ns.index.name = "ns3dc query start (ms)"
+    print(f"ns3dc ABM, simulated until {d.time.max():.4f} s:")
+    print(ns.round(2).to_string())
+    f = pd.read_parquet(sharebuf_run(a.sharebuf_out) / "flows.parquet")
+    q = f[f.query_id >= 0]
+    sb = q.groupby("query_id").agg(start_ms=("start_s", lambda x: x.min() * 1e3), finished=("finished", "sum"),
+                                   timed_out=("timeouts", lambda x: int((x > 0).sum())),
+                                   slowest_ms=("fct_s", lambda x: x.max() * 1e3)).sort_values("start_ms")
+    print("\nsharebuf ABM (quick run, 300 ms of arrivals):")
+    print(sb.round(2).to_string(index=False))
+    tot = lambda n, k: f"{k} of {n} responses"
+    print(f"\nns3dc: {tot(len(i), int((i.fct >= 10e6).sum()))} took >= 10 ms in {len(ns)} queries; "
+          f"sharebuf: {tot(len(q), int((q.timeouts > 0).sum()))} timed out in {len(sb)} queries")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
