@@ -393,13 +393,50 @@ impl Simulator {
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
+        let qi = sw.buf.idx(qr);
+        let qbytes = sw.buf.queue_bytes[qi];
         let p = self.pool.get_mut(id);
-        if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
+        if p.has(flags::ECT) && qbytes >= sw.ecn_k_bytes[qr.queue] {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
         }
         p.enq_ps = now;
         p.hops += 1;
+        let g = sw.ports[local] as usize;
+        debug_assert!(g < self.ports.len());
+        // SAFETY: `g` is from the switch's port list, built from the topology as `ports` was.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
+        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
+        // pick this packet at once; skip the queue and do exactly what `kick` does.
+        let fast = port.busy_until <= now
+            && port.queued_pkts == 0
+            && port.dev_cap == 0
+            && match sw.buf.sched {
+                _ if port.queues.len() == 1 => true,
+                SchedKind::StrictPriority => true,
+                // Round robin: `pick` finds the one non-empty queue and moves past it.
+                SchedKind::RoundRobin => {
+                    port.sched.next = if qr.queue + 1 == port.queues.len() { 0 } else { qr.queue + 1 };
+                    true
+                }
+                SchedKind::Drr(_) => false,
+            };
+        if fast && !sw.bm_hooks {
+            // No scheme hook watches: the packet enters its queue and leaves it at once
+            // (`on_enqueue`, then `leave_buffer`), so the queue's bytes and packets and the
+            // pool's occupancy end where they were; only the drain counter and the peak move.
+            sw.buf.deq_bytes[qi] += size;
+            let occupied = sw.buf.occupied_bytes + size;
+            if occupied > sw.peak_occupancy_bytes {
+                sw.peak_occupancy_bytes = occupied;
+            }
+            p.size_bytes = wire_bytes;
+            if p.has(flags::DATA) {
+                stamp_int(&mut self.pool, id, qbytes, port, now);
+            }
+            self.start_tx(g, id);
+            return;
+        }
         sw.buf.on_enqueue(qr, size);
         if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
             sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
@@ -408,28 +445,11 @@ impl Simulator {
             sw.bm.on_enqueue(&sw.buf, qr, p, now);
         }
         p.size_bytes = wire_bytes;
-        let g = sw.ports[local] as usize;
-        let port = &mut self.ports[g];
-        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
-        // pick this packet at once; skip the queue and do exactly what `kick` does.
-        if port.busy_until <= now && port.queued_pkts == 0 && port.dev_cap == 0 {
-            let n = port.queues.len();
-            let fast = match sw.buf.sched {
-                _ if n == 1 => true,
-                SchedKind::StrictPriority => true,
-                // Round robin: `pick` finds the one non-empty queue and moves past it.
-                SchedKind::RoundRobin => {
-                    port.sched.next = if qr.queue + 1 == n { 0 } else { qr.queue + 1 };
-                    true
-                }
-                SchedKind::Drr(_) => false,
-            };
-            if fast {
-                if self.leave_buffer(g, qr.queue, id) {
-                    self.start_tx(g, id);
-                }
-                return;
+        if fast {
+            if self.leave_buffer(g, qr.queue, id) {
+                self.start_tx(g, id);
             }
+            return;
         }
         port.push(qr.queue, id);
         self.kick(g);
@@ -556,13 +576,7 @@ impl Simulator {
             }
         }
         if is_data {
-            if let Some(st) = self.pool.int_mut(id) {
-                let n = st.n as usize;
-                if n < MAX_INT_HOPS {
-                    st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
-                    st.n += 1;
-                }
-            }
+            stamp_int(&mut self.pool, id, sw.buf.qbytes(qr), port, now);
         }
         true
     }
@@ -870,6 +884,19 @@ impl Simulator {
         o.wall_s = wall_s;
         o.hit_max_time = hit_max;
         o
+    }
+}
+
+/// Append switch port `port`'s INT record to data packet `id` as it starts transmission at
+/// `now`, if INT is on: `qlen_bytes` is its queue's length just after it left.
+#[inline(always)]
+fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, port: &Port, now: Time) {
+    if let Some(st) = pool.int_mut(id) {
+        let n = st.n as usize;
+        if n < MAX_INT_HOPS {
+            st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
+            st.n += 1;
+        }
     }
 }
 
