@@ -233,8 +233,12 @@ impl EventQueue {
         if ahead.wrapping_sub(1) < (RING - 1) as u64 {
             // 1 ..= RING-1 windows ahead: append to its bucket.
             let i = (w as usize) & (RING - 1);
-            self.ring[i].push(slot);
-            self.occupied[i >> 6] |= 1 << (i & 63);
+            let bucket = &mut self.ring[i];
+            // Only the first event of a bucket marks it (its length is loaded for the push).
+            if bucket.is_empty() {
+                self.occupied[i >> 6] |= 1 << (i & 63);
+            }
+            bucket.push(slot);
         } else {
             self.at_cold(t, seq, slot);
         }

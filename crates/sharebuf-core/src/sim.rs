@@ -286,7 +286,9 @@ impl Simulator {
             match e.kind() {
                 Kind::Arrive => self.arrive(e.a, e.b),
                 Kind::TxDone => {
-                    let port = &mut self.ports[e.a as usize];
+                    debug_assert!((e.a as usize) < self.ports.len());
+                    // SAFETY: TxDone events are scheduled only with a port id (`kick`, `start_tx`).
+                    let port = unsafe { self.ports.get_unchecked_mut(e.a as usize) };
                     // Only the port's live TxDone counts; an earlier one went stale when a
                     // transmission started at the same instant from an arrival.
                     if port.txdone_at == e.time {
@@ -339,7 +341,9 @@ impl Simulator {
 
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
-        let sw = &mut self.switches[s];
+        debug_assert!(s < self.switches.len());
+        // SAFETY: `s` is a switch node's index: a packet arrives at the peer of the port it left.
+        let sw = unsafe { self.switches.get_unchecked_mut(s) };
         // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
         // them while the switch decides (no copy of the packet) and gets its wire size back
         // before it is dropped or queued.
@@ -452,6 +456,15 @@ impl Simulator {
             return;
         }
         port.push(qr.queue, id);
+        if port.busy_until > now && port.dev_cap == 0 {
+            // What `kick` does for a busy port without a device FIFO (it has a queued packet
+            // now): make sure its TxDone is scheduled.
+            if port.txdone_at != port.busy_until {
+                port.txdone_at = port.busy_until;
+                self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
+            }
+            return;
+        }
         self.kick(g);
     }
 
@@ -463,8 +476,9 @@ impl Simulator {
         if dev {
             self.refill_device(g);
         }
-        if self.ports[g].busy_until > now {
-            let port = &mut self.ports[g];
+        // SAFETY: indexed (checked) just above; `ports` is never resized.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
+        if port.busy_until > now {
             if port.txdone_at != port.busy_until && port.has_queued() {
                 port.txdone_at = port.busy_until;
                 self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
@@ -489,7 +503,8 @@ impl Simulator {
     fn start_tx(&mut self, g: usize, id: u32) {
         let now = self.ev.now;
         let end = self.put_on_wire(g, id, now);
-        let port = &mut self.ports[g];
+        // SAFETY: `put_on_wire` checked `g` (debug builds); callers pass valid port ids.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
         if port.has_queued() {
             port.txdone_at = end;
             self.ev.at(end, Kind::TxDone, g as u32, 0);
@@ -501,7 +516,9 @@ impl Simulator {
     /// and the packet arrives at the peer one link delay after that.
     #[inline(always)]
     fn put_on_wire(&mut self, g: usize, id: u32, start: Time) -> Time {
-        let port = &mut self.ports[g];
+        debug_assert!(g < self.ports.len());
+        // SAFETY: `g` is a host's NIC (`emit`) or a switch port from its port list.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
         let size = self.pool.get(id).size_bytes as u64;
         let end = start + port.tx_time_ps(size);
         port.busy_until = end;
@@ -538,8 +555,11 @@ impl Simulator {
             return Some(id);
         }
         loop {
-            let port = &mut self.ports[g];
-            let sw = &self.switches[port.switch as usize];
+            // SAFETY: `g` was indexed (checked) above and is a switch port, whose `switch` is
+            // its switch's index (set when the switches are built).
+            let port = unsafe { self.ports.get_unchecked_mut(g) };
+            debug_assert!((port.switch as usize) < self.switches.len());
+            let sw = unsafe { self.switches.get_unchecked(port.switch as usize) };
             let pool = &self.pool;
             let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
             let id = port.queues[q].pop_front().unwrap();
@@ -556,8 +576,11 @@ impl Simulator {
     #[inline(always)]
     fn leave_buffer(&mut self, g: usize, q: usize, id: u32) -> bool {
         let now = self.ev.now;
-        let port = &self.ports[g];
-        let sw = &mut self.switches[port.switch as usize];
+        debug_assert!(g < self.ports.len() && (self.ports[g].switch as usize) < self.switches.len());
+        // SAFETY: `g` is a switch port (from its switch's port list or a TxDone event), and a
+        // switch port's `switch` is its switch's index (set when the switches are built).
+        let port = unsafe { self.ports.get_unchecked(g) };
+        let sw = unsafe { self.switches.get_unchecked_mut(port.switch as usize) };
         let qr = QueueRef { port: port.local as usize, queue: q };
         let p = self.pool.get(id);
         let wire_bytes = p.size_bytes;

@@ -23,6 +23,7 @@ pub struct SchedState {
 
 impl SchedState {
     /// Pick the queue to serve next. `head_bytes(id)` gives the size of packet `id`.
+    #[inline]
     pub fn pick(&mut self, queues: &[VecDeque<u32>], kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
         let n = queues.len();
         if n == 1 {
