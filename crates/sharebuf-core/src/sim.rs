@@ -7,7 +7,7 @@ use crate::engine::{EventQueue, Kind, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
-use crate::switch::{DropCause, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
+use crate::switch::{DropCause, PickKind, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
 use crate::transport::flows::FlowTable;
@@ -186,6 +186,7 @@ impl Simulator {
                 ecn_k_bytes: ecn_k.clone(),
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
                 peak_occupancy_bytes: 0,
+                pick_kind: PickKind::of(&sched, nq),
             });
         }
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
@@ -415,15 +416,14 @@ impl Simulator {
         let fast = port.busy_until <= now
             && port.queued_pkts == 0
             && port.dev_cap == 0
-            && match sw.buf.sched {
-                _ if port.queues.len() == 1 => true,
-                SchedKind::StrictPriority => true,
+            && match sw.pick_kind {
+                PickKind::Stateless => true,
                 // Round robin: `pick` finds the one non-empty queue and moves past it.
-                SchedKind::RoundRobin => {
+                PickKind::RoundRobin => {
                     port.sched.next = if qr.queue + 1 == port.queues.len() { 0 } else { qr.queue + 1 };
                     true
                 }
-                SchedKind::Drr(_) => false,
+                PickKind::Drr => false,
             };
         if fast && !sw.bm_hooks {
             // No scheme hook watches: the packet enters its queue and leaves it at once

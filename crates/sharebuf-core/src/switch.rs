@@ -30,7 +30,7 @@ impl SchedState {
             return (!queues[0].is_empty()).then_some(0);
         }
         match kind {
-            SchedKind::StrictPriority => (0..n).find(|&q| !queues[q].is_empty()),
+            SchedKind::StrictPriority => queues.iter().position(|q| !q.is_empty()),
             SchedKind::RoundRobin => {
                 let mut q = self.next;
                 for _ in 0..n {
@@ -42,41 +42,70 @@ impl SchedState {
                 }
                 None
             }
-            SchedKind::Drr(w) => {
-                if queues.iter().all(|q| q.is_empty()) {
-                    return None;
-                }
-                let s = self;
-                if s.deficit.len() != n {
-                    s.deficit = vec![0; n];
-                }
-                loop {
-                    let q = s.next;
-                    if queues[q].is_empty() {
-                        s.deficit[q] = 0;
-                        s.credited = false;
-                        s.next = (q + 1) % n;
-                        continue;
-                    }
-                    if !s.credited {
-                        s.deficit[q] += quantum * w[q] as u64;
-                        s.credited = true;
-                    }
-                    let h = head_bytes(*queues[q].front().unwrap());
-                    if h <= s.deficit[q] {
-                        s.deficit[q] -= h;
-                        if queues[q].len() == 1 {
-                            // The queue empties with this packet: it leaves the active round.
-                            s.deficit[q] = 0;
-                            s.credited = false;
-                            s.next = (q + 1) % n;
-                        }
-                        return Some(q);
-                    }
+            SchedKind::Drr(w) => self.pick_drr(queues, w, quantum, head_bytes),
+        }
+    }
+
+    /// `pick` for deficit round robin (out of line: the common schedulers stay small enough
+    /// to inline into the dequeue path).
+    #[inline(never)]
+    fn pick_drr(&mut self, queues: &[VecDeque<u32>], w: &[u32], quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+        let n = queues.len();
+        if queues.iter().all(|q| q.is_empty()) {
+            return None;
+        }
+        let s = self;
+        if s.deficit.len() != n {
+            s.deficit = vec![0; n];
+        }
+        loop {
+            let q = s.next;
+            if queues[q].is_empty() {
+                s.deficit[q] = 0;
+                s.credited = false;
+                s.next = (q + 1) % n;
+                continue;
+            }
+            if !s.credited {
+                s.deficit[q] += quantum * w[q] as u64;
+                s.credited = true;
+            }
+            let h = head_bytes(*queues[q].front().unwrap());
+            if h <= s.deficit[q] {
+                s.deficit[q] -= h;
+                if queues[q].len() == 1 {
+                    // The queue empties with this packet: it leaves the active round.
+                    s.deficit[q] = 0;
                     s.credited = false;
                     s.next = (q + 1) % n;
                 }
+                return Some(q);
             }
+            s.credited = false;
+            s.next = (q + 1) % n;
+        }
+    }
+}
+
+/// A switch's egress scheduler as a plain code for the per-packet idle-port test (matching on
+/// `SchedKind` means decoding its discriminant from the DRR weights' vector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PickKind {
+    /// One queue per port, or strict priority: a lone queued packet is picked with no state change.
+    Stateless,
+    /// Round robin: picking the lone non-empty queue moves `next` past it.
+    RoundRobin,
+    /// Deficit round robin: the deficit counters decide.
+    Drr,
+}
+
+impl PickKind {
+    pub fn of(kind: &SchedKind, n_queues: usize) -> PickKind {
+        match kind {
+            _ if n_queues == 1 => PickKind::Stateless,
+            SchedKind::StrictPriority => PickKind::Stateless,
+            SchedKind::RoundRobin => PickKind::RoundRobin,
+            SchedKind::Drr(_) => PickKind::Drr,
         }
     }
 }
@@ -175,6 +204,8 @@ pub struct Switch {
     pub ecn_k_bytes: Vec<u64>,
     pub drr_quantum_bytes: u64,
     pub peak_occupancy_bytes: u64,
+    /// `PickKind::of(&buf.sched, buf.n_queues)`, read once.
+    pub pick_kind: PickKind,
 }
 
 /// Wire bytes not counted by `buffer_accounting = "ip_payload"`: ns-3's point-to-point
