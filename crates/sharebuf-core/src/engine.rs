@@ -249,9 +249,19 @@ impl EventQueue {
     fn at_cold(&mut self, t: Time, seq: u64, slot: Slot) {
         self.check_seq();
         if t < self.cur_end {
-            // The new key is the largest among equal times (newest seq): insert after them.
-            let pos = self.head + self.cur[self.head..].partition_point(|s| s.key < slot.key);
-            self.cur.insert(pos, slot);
+            // The new key is the largest among equal times (newest seq): insert it after every
+            // smaller key, scanning from the back (a new event is usually among the latest).
+            self.cur.push(slot);
+            let p = self.cur.as_mut_ptr();
+            let mut j = self.cur.len() - 1;
+            // SAFETY: `head <= j < len` throughout; `j - 1` is read only while `j > head`.
+            unsafe {
+                while j > self.head && (*p.add(j - 1)).key > slot.key {
+                    *p.add(j) = *p.add(j - 1);
+                    j -= 1;
+                }
+                *p.add(j) = slot;
+            }
         } else {
             self.overflow.push(Event { time: t, seq, a: slot.a, b: slot.b });
         }
