@@ -361,7 +361,12 @@ impl Simulator {
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
         loop {
-            match sw.bm.admit(&sw.buf, qr, self.pool.get(id), now) {
+            let verdict = match &mut sw.bm {
+                // DT, the default scheme, called directly (a test and a branch, not a jump table).
+                Scheme::Dt(dt) => dt.admit(&sw.buf, qr, self.pool.get(id), now),
+                bm => bm.admit(&sw.buf, qr, self.pool.get(id), now),
+            };
+            match verdict {
                 Admission::Accept => break,
                 Admission::Drop => {
                     self.pool.get_mut(id).size_bytes = wire_bytes;
@@ -561,7 +566,7 @@ impl Simulator {
             debug_assert!((port.switch as usize) < self.switches.len());
             let sw = unsafe { self.switches.get_unchecked(port.switch as usize) };
             let pool = &self.pool;
-            let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
+            let q = port.sched.pick(&port.queues, sw.pick_kind, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
             if self.leave_buffer(g, q, id) {

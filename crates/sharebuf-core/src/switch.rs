@@ -22,16 +22,16 @@ pub struct SchedState {
 }
 
 impl SchedState {
-    /// Pick the queue to serve next. `head_bytes(id)` gives the size of packet `id`.
+    /// Pick the queue to serve next under scheduler `kind` (`pick = PickKind::of(kind,
+    /// queues.len())`, which the switch keeps). `head_bytes(id)` gives the size of packet `id`.
     #[inline]
-    pub fn pick(&mut self, queues: &[VecDeque<u32>], kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+    pub fn pick(&mut self, queues: &[VecDeque<u32>], pick: PickKind, kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+        debug_assert_eq!(pick, PickKind::of(kind, queues.len()));
         let n = queues.len();
-        if n == 1 {
-            return (!queues[0].is_empty()).then_some(0);
-        }
-        match kind {
-            SchedKind::StrictPriority => queues.iter().position(|q| !q.is_empty()),
-            SchedKind::RoundRobin => {
+        match pick {
+            // One queue, or strict priority: the first non-empty queue.
+            PickKind::Stateless => queues.iter().position(|q| !q.is_empty()),
+            PickKind::RoundRobin => {
                 let mut q = self.next;
                 for _ in 0..n {
                     if !queues[q].is_empty() {
@@ -42,7 +42,10 @@ impl SchedState {
                 }
                 None
             }
-            SchedKind::Drr(w) => self.pick_drr(queues, w, quantum, head_bytes),
+            PickKind::Drr => {
+                let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
+                self.pick_drr(queues, w, quantum, head_bytes)
+            }
         }
     }
 
@@ -251,7 +254,7 @@ mod tests {
             p.queues[2].push_back(10 + i);
         }
         let mut order = vec![];
-        while let Some(q) = p.sched.pick(&p.queues, &SchedKind::RoundRobin, 0, |_| 1) {
+        while let Some(q) = p.sched.pick(&p.queues, PickKind::RoundRobin, &SchedKind::RoundRobin, 0, |_| 1) {
             order.push(p.queues[q].pop_front().unwrap());
         }
         assert_eq!(order, vec![0, 10, 1, 11, 2, 12]);
@@ -262,7 +265,7 @@ mod tests {
         let mut p = port(2);
         p.queues[1].push_back(5);
         p.queues[0].push_back(1);
-        assert_eq!(p.sched.pick(&p.queues, &SchedKind::StrictPriority, 0, |_| 1), Some(0));
+        assert_eq!(p.sched.pick(&p.queues, PickKind::Stateless, &SchedKind::StrictPriority, 0, |_| 1), Some(0));
     }
 
     #[test]
@@ -276,7 +279,7 @@ mod tests {
         let sizes = |id: u32| if id < 1000 { 1500 } else { 500 };
         let (mut b0, mut b1) = (0u64, 0u64);
         for _ in 0..200 {
-            let q = p.sched.pick(&p.queues, &SchedKind::Drr(vec![1, 2]), 1500, sizes).unwrap();
+            let q = p.sched.pick(&p.queues, PickKind::Drr, &SchedKind::Drr(vec![1, 2]), 1500, sizes).unwrap();
             p.queues[q].pop_front();
             if q == 0 { b0 += 1500 } else { b1 += 500 }
         }
