@@ -59,16 +59,16 @@ pub struct Event {
 impl Event {
     #[inline]
     pub fn kind(&self) -> Kind {
-        // The kind is stored in the low byte of `seq`, below the insertion counter.
-        let k = (self.seq & 0xff) as usize;
-        debug_assert!(k < KINDS.len());
-        // SAFETY: every seq is built as `(counter << 8) | kind as u64` (`EventQueue::at`,
-        // `push_past_for_test`), so its low byte is a valid `Kind` discriminant (< 10).
-        unsafe { *KINDS.get_unchecked(k) }
+        // The kind is stored in the low byte of `seq`, below the insertion counter; every seq
+        // is built as `(counter << 8) | kind as u64` (< 10), so its low 4 bits are the kind and
+        // the 16-entry table needs no bounds check.
+        debug_assert!(self.seq & 0xff < 10);
+        KINDS[(self.seq & 0xf) as usize]
     }
 }
 
-const KINDS: [Kind; 10] = [
+/// `Kind` by discriminant, padded to 16 entries (indices 10..16 never occur).
+const KINDS: [Kind; 16] = [
     Kind::Arrive,
     Kind::TxDone,
     Kind::FlowStart,
@@ -78,6 +78,12 @@ const KINDS: [Kind; 10] = [
     Kind::CbrSend,
     Kind::BmTick,
     Kind::SampleBuffer,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
     Kind::SampleQueues,
 ];
 

@@ -28,8 +28,12 @@ pub struct Simulator {
     queue_sample_ps: Time,
     ev: EventQueue,
     pool: PacketPool,
-    pub ports: Vec<Port>,
-    pub switches: Vec<Switch>,
+    /// Built once from the topology and never resized: the per-packet path indexes ports
+    /// without bounds checks (crate-private, so no code outside can break that).
+    pub(crate) ports: Vec<Port>,
+    /// Likewise built once and never resized (switch look-ups are unchecked too); replace a
+    /// switch's scheme with [`Simulator::set_bm`].
+    pub(crate) switches: Vec<Switch>,
     /// TCP flows: cold descriptors, active `TcpFlow`s in a slab, results of retired ones.
     pub flows: FlowTable,
     queries: Vec<QueryDesc>,
@@ -258,6 +262,11 @@ impl Simulator {
             sim.ev.at(0, Kind::SampleQueues, 0, 0);
         }
         Ok(sim)
+    }
+
+    /// Replace switch `s`'s buffer-management scheme (tests, embedding).
+    pub fn set_bm(&mut self, s: usize, bm: Box<dyn BufferManager>) {
+        self.switches[s].set_bm(bm);
     }
 
     /// Replace congestion-control prototype `i` (0: `[transport].cc`, then workload

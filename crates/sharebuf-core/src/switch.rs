@@ -193,10 +193,12 @@ pub struct Switch {
     pub ecmp_salt: u32,
     /// Bytes of a packet's wire size not counted in the buffer (`buffer_accounting`).
     pub acct_overhead_bytes: u32,
-    /// Global ids of this switch's ports, in local order.
-    pub ports: Vec<u32>,
+    /// Global ids of this switch's ports, in local order. Crate-private, like `buf`: the
+    /// per-packet path indexes `Simulator::ports` with these ids and the buffer's per-queue
+    /// vectors with checked-once queue refs, without bounds checks.
+    pub(crate) ports: Vec<u32>,
     pub routes: RouteTable,
-    pub buf: BufferState,
+    pub(crate) buf: BufferState,
     /// The scheme: a built-in one by value (match dispatch), or `Scheme::Dyn`.
     pub(crate) bm: Scheme,
     /// `bm.uses_queue_hooks()`, read once.
