@@ -59,12 +59,16 @@ pub struct Event {
 impl Event {
     #[inline]
     pub fn kind(&self) -> Kind {
-        // The kind is stored in the low byte of `seq`, below the insertion counter.
-        KINDS[(self.seq & 0xff) as usize]
+        // The kind is stored in the low byte of `seq`, below the insertion counter; every seq
+        // is built as `(counter << 8) | kind as u64` (< 10), so its low 4 bits are the kind and
+        // the 16-entry table needs no bounds check.
+        debug_assert!(self.seq & 0xff < 10);
+        KINDS[(self.seq & 0xf) as usize]
     }
 }
 
-const KINDS: [Kind; 10] = [
+/// `Kind` by discriminant, padded to 16 entries (indices 10..16 never occur).
+const KINDS: [Kind; 16] = [
     Kind::Arrive,
     Kind::TxDone,
     Kind::FlowStart,
@@ -74,6 +78,12 @@ const KINDS: [Kind; 10] = [
     Kind::CbrSend,
     Kind::BmTick,
     Kind::SampleBuffer,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
+    Kind::SampleQueues,
     Kind::SampleQueues,
 ];
 
@@ -116,6 +126,12 @@ struct Slot {
 
 const WINDOW_MASK: Time = (1 << WINDOW_BITS) - 1;
 
+/// Largest insertion counter `advance` and `at_cold` accept: half the counter's 38 bits. `at`
+/// itself does not check (a shift, a test and a branch per event): what it schedules between
+/// two checks stays in ring buckets until the next `advance`, and 2^37 of them would be 2 TiB
+/// of 16-byte slots, so the counter cannot wrap unnoticed.
+const SEQ_CHECK: u64 = 1 << (SEQ_BITS - 8 - 1);
+
 /// Sort a window's events by key: insertion sort for the usual handful (no call, no setup),
 /// the library sort for a crowded window.
 #[inline]
@@ -124,14 +140,20 @@ fn sort_window(v: &mut [Slot]) {
         v.sort_unstable_by_key(|s| s.key);
         return;
     }
-    for i in 1..v.len() {
-        let x = v[i];
-        let mut j = i;
-        while j > 0 && v[j - 1].key > x.key {
-            v[j] = v[j - 1];
-            j -= 1;
+    let n = v.len();
+    let p = v.as_mut_ptr();
+    // SAFETY: every index read or written is in 0..n: `i < n`, and `j` runs from `i` down to 0
+    // with `j - 1` read only while `j > 0` (the plain indexed loop kept its bounds checks).
+    unsafe {
+        for i in 1..n {
+            let x = *p.add(i);
+            let mut j = i;
+            while j > 0 && (*p.add(j - 1)).key > x.key {
+                *p.add(j) = *p.add(j - 1);
+                j -= 1;
+            }
+            *p.add(j) = x;
         }
-        v[j] = x;
     }
 }
 
@@ -146,8 +168,8 @@ fn sort_window(v: &mut [Slot]) {
 /// exactly (time, seq), like a single binary heap, but the work per event is an append, a
 /// share of one small sort, and a read.
 ///
-/// The insertion sequence has 44 bits (a 36-bit counter above the kind byte): 6.9e10 events,
-/// checked in `at`.
+/// The insertion sequence has 46 bits (a 38-bit counter above the kind byte); runs of up to
+/// 2^37 (1.4e11) events are checked (`SEQ_CHECK`).
 pub struct EventQueue {
     /// Events of the current window sorted by key; `cur[head..]` are still queued.
     cur: Vec<Slot>,
@@ -207,7 +229,9 @@ impl EventQueue {
         debug_assert!(t >= self.now);
         // The insertion counter sits above the kind byte, so ordering by seq is insertion order.
         let seq = (self.next_seq << 8) | kind as u64;
-        assert!(seq >> SEQ_BITS == 0, "event queue: more than 2^36 events scheduled");
+        // The counter's range is checked where it is cheap (`advance`, `at_cold`), with a
+        // margin no run can cross between two checks (see `SEQ_CHECK`).
+        debug_assert!(seq >> SEQ_BITS == 0, "event queue: more than 2^38 events scheduled");
         self.next_seq += 1;
         let slot = Slot { key: ((t & WINDOW_MASK) << SEQ_BITS) | seq, a, b };
         let w = t >> WINDOW_BITS;
@@ -215,8 +239,12 @@ impl EventQueue {
         if ahead.wrapping_sub(1) < (RING - 1) as u64 {
             // 1 ..= RING-1 windows ahead: append to its bucket.
             let i = (w as usize) & (RING - 1);
-            self.ring[i].push(slot);
-            self.occupied[i >> 6] |= 1 << (i & 63);
+            let bucket = &mut self.ring[i];
+            // Only the first event of a bucket marks it (its length is loaded for the push).
+            if bucket.is_empty() {
+                self.occupied[i >> 6] |= 1 << (i & 63);
+            }
+            bucket.push(slot);
         } else {
             self.at_cold(t, seq, slot);
         }
@@ -225,10 +253,21 @@ impl EventQueue {
     /// `at` for the current window (a sorted insertion) and beyond the ring (the overflow heap).
     #[inline(never)]
     fn at_cold(&mut self, t: Time, seq: u64, slot: Slot) {
+        self.check_seq();
         if t < self.cur_end {
-            // The new key is the largest among equal times (newest seq): insert after them.
-            let pos = self.head + self.cur[self.head..].partition_point(|s| s.key < slot.key);
-            self.cur.insert(pos, slot);
+            // The new key is the largest among equal times (newest seq): insert it after every
+            // smaller key, scanning from the back (a new event is usually among the latest).
+            self.cur.push(slot);
+            let p = self.cur.as_mut_ptr();
+            let mut j = self.cur.len() - 1;
+            // SAFETY: `head <= j < len` throughout; `j - 1` is read only while `j > head`.
+            unsafe {
+                while j > self.head && (*p.add(j - 1)).key > slot.key {
+                    *p.add(j) = *p.add(j - 1);
+                    j -= 1;
+                }
+                *p.add(j) = slot;
+            }
         } else {
             self.overflow.push(Event { time: t, seq, a: slot.a, b: slot.b });
         }
@@ -241,8 +280,15 @@ impl EventQueue {
     }
 
     /// Window number of the next non-empty ring bucket after the current window.
+    #[inline]
     fn next_ring_window(&self) -> Option<u64> {
         let start = ((self.cur_window + 1) as usize) & (RING - 1);
+        // Usual case: the next busy window is in the rest of `start`'s bitmap word.
+        let bits = self.occupied[start >> 6] & (!0u64 << (start & 63));
+        if bits != 0 {
+            let dist = bits.trailing_zeros() as u64 - (start & 63) as u64;
+            return Some(self.cur_window + 1 + dist);
+        }
         // Scan the bitmap circularly from `start`.
         let words = RING / 64;
         for k in 0..=words {
@@ -266,6 +312,7 @@ impl EventQueue {
     /// Make the current window hold the earliest events; false if there are none.
     #[cold]
     fn advance(&mut self) -> bool {
+        self.check_seq();
         while self.head == self.cur.len() {
             self.cur.clear();
             self.head = 0;
@@ -336,6 +383,11 @@ impl EventQueue {
             return None;
         }
         Some(self.event_of(&self.cur[self.head]).time)
+    }
+
+    #[inline]
+    fn check_seq(&self) {
+        assert!(self.next_seq < SEQ_CHECK, "event queue: more than 2^37 events scheduled");
     }
 
     pub fn len(&self) -> usize {
@@ -451,6 +503,15 @@ mod tests {
         live.sort();
         assert_eq!(q.len(), live.len());
         assert_eq!(seen, live);
+    }
+
+    #[test]
+    #[should_panic(expected = "more than 2^37 events")]
+    fn the_insertion_counter_is_checked_before_it_can_wrap() {
+        let mut q = EventQueue::new();
+        q.next_seq = SEQ_CHECK;
+        q.at(10_000_000, Kind::Arrive, 0, 0); // a ring bucket: not checked here
+        q.pop();
     }
 
     #[test]

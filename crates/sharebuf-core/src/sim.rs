@@ -7,7 +7,7 @@ use crate::engine::{EventQueue, Kind, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
-use crate::switch::{DropCause, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
+use crate::switch::{DropCause, PickKind, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
 use crate::transport::flows::FlowTable;
@@ -28,8 +28,12 @@ pub struct Simulator {
     queue_sample_ps: Time,
     ev: EventQueue,
     pool: PacketPool,
-    pub ports: Vec<Port>,
-    pub switches: Vec<Switch>,
+    /// Built once from the topology and never resized: the per-packet path indexes ports
+    /// without bounds checks (crate-private, so no code outside can break that).
+    pub(crate) ports: Vec<Port>,
+    /// Likewise built once and never resized (switch look-ups are unchecked too); replace a
+    /// switch's scheme with [`Simulator::set_bm`].
+    pub(crate) switches: Vec<Switch>,
     /// TCP flows: cold descriptors, active `TcpFlow`s in a slab, results of retired ones.
     pub flows: FlowTable,
     queries: Vec<QueryDesc>,
@@ -186,6 +190,7 @@ impl Simulator {
                 ecn_k_bytes: ecn_k.clone(),
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
                 peak_occupancy_bytes: 0,
+                pick_kind: PickKind::of(&sched, nq),
             });
         }
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
@@ -259,6 +264,11 @@ impl Simulator {
         Ok(sim)
     }
 
+    /// Replace switch `s`'s buffer-management scheme (tests, embedding).
+    pub fn set_bm(&mut self, s: usize, bm: Box<dyn BufferManager>) {
+        self.switches[s].set_bm(bm);
+    }
+
     /// Replace congestion-control prototype `i` (0: `[transport].cc`, then workload
     /// overrides in order). For tests and embedding: INT stamping is decided at construction.
     pub fn set_cc_prototype(&mut self, i: usize, cc: Box<dyn CongestionControl>) {
@@ -286,7 +296,9 @@ impl Simulator {
             match e.kind() {
                 Kind::Arrive => self.arrive(e.a, e.b),
                 Kind::TxDone => {
-                    let port = &mut self.ports[e.a as usize];
+                    debug_assert!((e.a as usize) < self.ports.len());
+                    // SAFETY: TxDone events are scheduled only with a port id (`kick`, `start_tx`).
+                    let port = unsafe { self.ports.get_unchecked_mut(e.a as usize) };
                     // Only the port's live TxDone counts; an earlier one went stale when a
                     // transmission started at the same instant from an arrival.
                     if port.txdone_at == e.time {
@@ -339,7 +351,9 @@ impl Simulator {
 
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
-        let sw = &mut self.switches[s];
+        debug_assert!(s < self.switches.len());
+        // SAFETY: `s` is a switch node's index: a packet arrives at the peer of the port it left.
+        let sw = unsafe { self.switches.get_unchecked_mut(s) };
         // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
         // them while the switch decides (no copy of the packet) and gets its wire size back
         // before it is dropped or queued.
@@ -356,7 +370,12 @@ impl Simulator {
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
         loop {
-            match sw.bm.admit(&sw.buf, qr, self.pool.get(id), now) {
+            let verdict = match &mut sw.bm {
+                // DT, the default scheme, called directly (a test and a branch, not a jump table).
+                Scheme::Dt(dt) => dt.admit(&sw.buf, qr, self.pool.get(id), now),
+                bm => bm.admit(&sw.buf, qr, self.pool.get(id), now),
+            };
+            match verdict {
                 Admission::Accept => break,
                 Admission::Drop => {
                     self.pool.get_mut(id).size_bytes = wire_bytes;
@@ -393,13 +412,49 @@ impl Simulator {
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
+        let qi = sw.buf.idx(qr);
+        let qbytes = sw.buf.queue_bytes[qi];
         let p = self.pool.get_mut(id);
-        if p.has(flags::ECT) && sw.buf.qbytes(qr) >= sw.ecn_k_bytes[qr.queue] {
+        if p.has(flags::ECT) && qbytes >= sw.ecn_k_bytes[qr.queue] {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
         }
         p.enq_ps = now;
         p.hops += 1;
+        let g = sw.ports[local] as usize;
+        debug_assert!(g < self.ports.len());
+        // SAFETY: `g` is from the switch's port list, built from the topology as `ports` was.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
+        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
+        // pick this packet at once; skip the queue and do exactly what `kick` does.
+        let fast = port.busy_until <= now
+            && port.queued_pkts == 0
+            && port.dev_cap == 0
+            && match sw.pick_kind {
+                PickKind::Stateless => true,
+                // Round robin: `pick` finds the one non-empty queue and moves past it.
+                PickKind::RoundRobin => {
+                    port.sched.next = if qr.queue + 1 == port.queues.len() { 0 } else { qr.queue + 1 };
+                    true
+                }
+                PickKind::Drr => false,
+            };
+        if fast && !sw.bm_hooks {
+            // No scheme hook watches: the packet enters its queue and leaves it at once
+            // (`on_enqueue`, then `leave_buffer`), so the queue's bytes and packets and the
+            // pool's occupancy end where they were; only the drain counter and the peak move.
+            sw.buf.deq_bytes[qi] += size;
+            let occupied = sw.buf.occupied_bytes + size;
+            if occupied > sw.peak_occupancy_bytes {
+                sw.peak_occupancy_bytes = occupied;
+            }
+            p.size_bytes = wire_bytes;
+            if p.has(flags::DATA) {
+                stamp_int(&mut self.pool, id, qbytes, port, now);
+            }
+            self.start_tx(g, id);
+            return;
+        }
         sw.buf.on_enqueue(qr, size);
         if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
             sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
@@ -408,30 +463,22 @@ impl Simulator {
             sw.bm.on_enqueue(&sw.buf, qr, p, now);
         }
         p.size_bytes = wire_bytes;
-        let g = sw.ports[local] as usize;
-        let port = &mut self.ports[g];
-        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
-        // pick this packet at once; skip the queue and do exactly what `kick` does.
-        if port.busy_until <= now && port.queued_pkts == 0 && port.dev_cap == 0 {
-            let n = port.queues.len();
-            let fast = match sw.buf.sched {
-                _ if n == 1 => true,
-                SchedKind::StrictPriority => true,
-                // Round robin: `pick` finds the one non-empty queue and moves past it.
-                SchedKind::RoundRobin => {
-                    port.sched.next = if qr.queue + 1 == n { 0 } else { qr.queue + 1 };
-                    true
-                }
-                SchedKind::Drr(_) => false,
-            };
-            if fast {
-                if self.leave_buffer(g, qr.queue, id) {
-                    self.start_tx(g, id);
-                }
-                return;
+        if fast {
+            if self.leave_buffer(g, qr.queue, id) {
+                self.start_tx(g, id);
             }
+            return;
         }
         port.push(qr.queue, id);
+        if port.busy_until > now && port.dev_cap == 0 {
+            // What `kick` does for a busy port without a device FIFO (it has a queued packet
+            // now): make sure its TxDone is scheduled.
+            if port.txdone_at != port.busy_until {
+                port.txdone_at = port.busy_until;
+                self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
+            }
+            return;
+        }
         self.kick(g);
     }
 
@@ -443,8 +490,9 @@ impl Simulator {
         if dev {
             self.refill_device(g);
         }
-        if self.ports[g].busy_until > now {
-            let port = &mut self.ports[g];
+        // SAFETY: indexed (checked) just above; `ports` is never resized.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
+        if port.busy_until > now {
             if port.txdone_at != port.busy_until && port.has_queued() {
                 port.txdone_at = port.busy_until;
                 self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
@@ -469,7 +517,8 @@ impl Simulator {
     fn start_tx(&mut self, g: usize, id: u32) {
         let now = self.ev.now;
         let end = self.put_on_wire(g, id, now);
-        let port = &mut self.ports[g];
+        // SAFETY: `put_on_wire` checked `g` (debug builds); callers pass valid port ids.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
         if port.has_queued() {
             port.txdone_at = end;
             self.ev.at(end, Kind::TxDone, g as u32, 0);
@@ -481,7 +530,9 @@ impl Simulator {
     /// and the packet arrives at the peer one link delay after that.
     #[inline(always)]
     fn put_on_wire(&mut self, g: usize, id: u32, start: Time) -> Time {
-        let port = &mut self.ports[g];
+        debug_assert!(g < self.ports.len());
+        // SAFETY: `g` is a host's NIC (`emit`) or a switch port from its port list.
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
         let size = self.pool.get(id).size_bytes as u64;
         let end = start + port.tx_time_ps(size);
         port.busy_until = end;
@@ -518,10 +569,13 @@ impl Simulator {
             return Some(id);
         }
         loop {
-            let port = &mut self.ports[g];
-            let sw = &self.switches[port.switch as usize];
+            // SAFETY: `g` was indexed (checked) above and is a switch port, whose `switch` is
+            // its switch's index (set when the switches are built).
+            let port = unsafe { self.ports.get_unchecked_mut(g) };
+            debug_assert!((port.switch as usize) < self.switches.len());
+            let sw = unsafe { self.switches.get_unchecked(port.switch as usize) };
             let pool = &self.pool;
-            let q = port.sched.pick(&port.queues, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
+            let q = port.sched.pick(&port.queues, sw.pick_kind, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
             if self.leave_buffer(g, q, id) {
@@ -536,8 +590,11 @@ impl Simulator {
     #[inline(always)]
     fn leave_buffer(&mut self, g: usize, q: usize, id: u32) -> bool {
         let now = self.ev.now;
-        let port = &self.ports[g];
-        let sw = &mut self.switches[port.switch as usize];
+        debug_assert!(g < self.ports.len() && (self.ports[g].switch as usize) < self.switches.len());
+        // SAFETY: `g` is a switch port (from its switch's port list or a TxDone event), and a
+        // switch port's `switch` is its switch's index (set when the switches are built).
+        let port = unsafe { self.ports.get_unchecked(g) };
+        let sw = unsafe { self.switches.get_unchecked_mut(port.switch as usize) };
         let qr = QueueRef { port: port.local as usize, queue: q };
         let p = self.pool.get(id);
         let wire_bytes = p.size_bytes;
@@ -556,13 +613,7 @@ impl Simulator {
             }
         }
         if is_data {
-            if let Some(st) = self.pool.int_mut(id) {
-                let n = st.n as usize;
-                if n < MAX_INT_HOPS {
-                    st.hops[n] = IntHop { qlen_bytes: sw.buf.qbytes(qr) as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
-                    st.n += 1;
-                }
-            }
+            stamp_int(&mut self.pool, id, sw.buf.qbytes(qr), port, now);
         }
         true
     }
@@ -903,6 +954,19 @@ impl Simulator {
         o.wall_s = wall_s;
         o.hit_max_time = hit_max;
         o
+    }
+}
+
+/// Append switch port `port`'s INT record to data packet `id` as it starts transmission at
+/// `now`, if INT is on: `qlen_bytes` is its queue's length just after it left.
+#[inline(always)]
+fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, port: &Port, now: Time) {
+    if let Some(st) = pool.int_mut(id) {
+        let n = st.n as usize;
+        if n < MAX_INT_HOPS {
+            st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
+            st.n += 1;
+        }
     }
 }
 

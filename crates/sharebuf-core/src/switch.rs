@@ -22,15 +22,16 @@ pub struct SchedState {
 }
 
 impl SchedState {
-    /// Pick the queue to serve next. `head_bytes(id)` gives the size of packet `id`.
-    pub fn pick(&mut self, queues: &[VecDeque<u32>], kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+    /// Pick the queue to serve next under scheduler `kind` (`pick = PickKind::of(kind,
+    /// queues.len())`, which the switch keeps). `head_bytes(id)` gives the size of packet `id`.
+    #[inline]
+    pub fn pick(&mut self, queues: &[VecDeque<u32>], pick: PickKind, kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+        debug_assert_eq!(pick, PickKind::of(kind, queues.len()));
         let n = queues.len();
-        if n == 1 {
-            return (!queues[0].is_empty()).then_some(0);
-        }
-        match kind {
-            SchedKind::StrictPriority => (0..n).find(|&q| !queues[q].is_empty()),
-            SchedKind::RoundRobin => {
+        match pick {
+            // One queue, or strict priority: the first non-empty queue.
+            PickKind::Stateless => queues.iter().position(|q| !q.is_empty()),
+            PickKind::RoundRobin => {
                 let mut q = self.next;
                 for _ in 0..n {
                     if !queues[q].is_empty() {
@@ -41,41 +42,73 @@ impl SchedState {
                 }
                 None
             }
-            SchedKind::Drr(w) => {
-                if queues.iter().all(|q| q.is_empty()) {
-                    return None;
-                }
-                let s = self;
-                if s.deficit.len() != n {
-                    s.deficit = vec![0; n];
-                }
-                loop {
-                    let q = s.next;
-                    if queues[q].is_empty() {
-                        s.deficit[q] = 0;
-                        s.credited = false;
-                        s.next = (q + 1) % n;
-                        continue;
-                    }
-                    if !s.credited {
-                        s.deficit[q] += quantum * w[q] as u64;
-                        s.credited = true;
-                    }
-                    let h = head_bytes(*queues[q].front().unwrap());
-                    if h <= s.deficit[q] {
-                        s.deficit[q] -= h;
-                        if queues[q].len() == 1 {
-                            // The queue empties with this packet: it leaves the active round.
-                            s.deficit[q] = 0;
-                            s.credited = false;
-                            s.next = (q + 1) % n;
-                        }
-                        return Some(q);
-                    }
+            PickKind::Drr => {
+                let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
+                self.pick_drr(queues, w, quantum, head_bytes)
+            }
+        }
+    }
+
+    /// `pick` for deficit round robin (out of line: the common schedulers stay small enough
+    /// to inline into the dequeue path).
+    #[inline(never)]
+    fn pick_drr(&mut self, queues: &[VecDeque<u32>], w: &[u32], quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+        let n = queues.len();
+        if queues.iter().all(|q| q.is_empty()) {
+            return None;
+        }
+        let s = self;
+        if s.deficit.len() != n {
+            s.deficit = vec![0; n];
+        }
+        loop {
+            let q = s.next;
+            if queues[q].is_empty() {
+                s.deficit[q] = 0;
+                s.credited = false;
+                s.next = (q + 1) % n;
+                continue;
+            }
+            if !s.credited {
+                s.deficit[q] += quantum * w[q] as u64;
+                s.credited = true;
+            }
+            let h = head_bytes(*queues[q].front().unwrap());
+            if h <= s.deficit[q] {
+                s.deficit[q] -= h;
+                if queues[q].len() == 1 {
+                    // The queue empties with this packet: it leaves the active round.
+                    s.deficit[q] = 0;
                     s.credited = false;
                     s.next = (q + 1) % n;
                 }
+                return Some(q);
             }
+            s.credited = false;
+            s.next = (q + 1) % n;
+        }
+    }
+}
+
+/// A switch's egress scheduler as a plain code for the per-packet idle-port test (matching on
+/// `SchedKind` means decoding its discriminant from the DRR weights' vector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PickKind {
+    /// One queue per port, or strict priority: a lone queued packet is picked with no state change.
+    Stateless,
+    /// Round robin: picking the lone non-empty queue moves `next` past it.
+    RoundRobin,
+    /// Deficit round robin: the deficit counters decide.
+    Drr,
+}
+
+impl PickKind {
+    pub fn of(kind: &SchedKind, n_queues: usize) -> PickKind {
+        match kind {
+            _ if n_queues == 1 => PickKind::Stateless,
+            SchedKind::StrictPriority => PickKind::Stateless,
+            SchedKind::RoundRobin => PickKind::RoundRobin,
+            SchedKind::Drr(_) => PickKind::Drr,
         }
     }
 }
@@ -160,10 +193,12 @@ pub struct Switch {
     pub ecmp_salt: u32,
     /// Bytes of a packet's wire size not counted in the buffer (`buffer_accounting`).
     pub acct_overhead_bytes: u32,
-    /// Global ids of this switch's ports, in local order.
-    pub ports: Vec<u32>,
+    /// Global ids of this switch's ports, in local order. Crate-private, like `buf`: the
+    /// per-packet path indexes `Simulator::ports` with these ids and the buffer's per-queue
+    /// vectors with checked-once queue refs, without bounds checks.
+    pub(crate) ports: Vec<u32>,
     pub routes: RouteTable,
-    pub buf: BufferState,
+    pub(crate) buf: BufferState,
     /// The scheme: a built-in one by value (match dispatch), or `Scheme::Dyn`.
     pub(crate) bm: Scheme,
     /// `bm.uses_queue_hooks()`, read once.
@@ -174,6 +209,8 @@ pub struct Switch {
     pub ecn_k_bytes: Vec<u64>,
     pub drr_quantum_bytes: u64,
     pub peak_occupancy_bytes: u64,
+    /// `PickKind::of(&buf.sched, buf.n_queues)`, read once.
+    pub pick_kind: PickKind,
 }
 
 /// Wire bytes not counted by `buffer_accounting = "ip_payload"`: ns-3's point-to-point
@@ -219,7 +256,7 @@ mod tests {
             p.queues[2].push_back(10 + i);
         }
         let mut order = vec![];
-        while let Some(q) = p.sched.pick(&p.queues, &SchedKind::RoundRobin, 0, |_| 1) {
+        while let Some(q) = p.sched.pick(&p.queues, PickKind::RoundRobin, &SchedKind::RoundRobin, 0, |_| 1) {
             order.push(p.queues[q].pop_front().unwrap());
         }
         assert_eq!(order, vec![0, 10, 1, 11, 2, 12]);
@@ -230,7 +267,7 @@ mod tests {
         let mut p = port(2);
         p.queues[1].push_back(5);
         p.queues[0].push_back(1);
-        assert_eq!(p.sched.pick(&p.queues, &SchedKind::StrictPriority, 0, |_| 1), Some(0));
+        assert_eq!(p.sched.pick(&p.queues, PickKind::Stateless, &SchedKind::StrictPriority, 0, |_| 1), Some(0));
     }
 
     #[test]
@@ -244,7 +281,7 @@ mod tests {
         let sizes = |id: u32| if id < 1000 { 1500 } else { 500 };
         let (mut b0, mut b1) = (0u64, 0u64);
         for _ in 0..200 {
-            let q = p.sched.pick(&p.queues, &SchedKind::Drr(vec![1, 2]), 1500, sizes).unwrap();
+            let q = p.sched.pick(&p.queues, PickKind::Drr, &SchedKind::Drr(vec![1, 2]), 1500, sizes).unwrap();
             p.queues[q].pop_front();
             if q == 0 { b0 += 1500 } else { b1 += 500 }
         }

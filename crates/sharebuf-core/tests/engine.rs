@@ -95,7 +95,7 @@ fn push_out_keeps_accounting_exact() {
     let wl = json!([{"kind": "cbr", "name": "cbr", "flows": cbr}, {"kind": "flows", "name": "tcp", "flows": flows}]);
     let spec = star_spec(6, 150_000, wl, 1);
     let mut sim = Simulator::new(&spec).unwrap();
-    sim.switches[0].set_bm(Box::new(Lqd));
+    sim.set_bm(0, Box::new(Lqd));
     let o = sim.run(&mut |_, _| true);
     assert!(o.counters.drop_pkts[3] > 100, "push-outs happen: {:?}", o.counters.drop_pkts);
     assert!(o.flow_end_ps.iter().all(|&e| e != u64::MAX));
@@ -124,7 +124,7 @@ fn dequeue_drops_bound_the_sojourn_time() {
     let spec = star_spec(4, 10_000_000, json!([{"kind": "cbr", "name": "cbr", "flows": cbr}]), 1);
     let mut sim = Simulator::new(&spec).unwrap();
     let bound = 50_000_000; // 50 us = ~41 packets of 1500 B at 10 Gbps
-    sim.switches[0].set_bm(Box::new(MaxSojourn(bound)));
+    sim.set_bm(0, Box::new(MaxSojourn(bound)));
     let o = sim.run(&mut |_, _| true);
     assert!(o.counters.drop_pkts[2] > 1000, "{:?}", o.counters.drop_pkts);
     // 3x overload into a 10 Gbps port: it still delivers at line rate (≈ 5 ms × 10 Gbps).

@@ -75,7 +75,7 @@ fn evicted_packets_reach_the_scheme_hooks() {
     let spec: SimSpec = serde_json::from_value(v).unwrap();
     let mut sim = Simulator::new(&spec).unwrap();
     let stats = Arc::new(Mutex::new(Stats::default()));
-    sim.switches[0].set_bm(Box::new(MirrorLqd { mirror: vec![0; 6], stats: stats.clone() }));
+    sim.set_bm(0, Box::new(MirrorLqd { mirror: vec![0; 6], stats: stats.clone() }));
     let o = sim.run(&mut |_, _| true);
     let pushed = o.counters.drop_pkts[3];
     assert!(pushed > 100, "push-outs happen: {:?}", o.counters.drop_pkts);

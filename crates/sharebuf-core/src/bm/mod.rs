@@ -141,25 +141,37 @@ impl BufferState {
         }
     }
 
+    // The per-packet accounting indexes its four vectors without bounds checks. SAFETY: the
+    // switch passes only queues it has already indexed its port's queues with (an arriving
+    // packet's egress port from its route table, its queue clamped to `n_queues - 1`; a
+    // push-out victim after `ports[..].queues[victim.queue]`), so `port < n_ports` and
+    // `queue < n_queues`: `idx(q)` is below the per-queue vectors' length `n_ports * n_queues`
+    // and `q.queue` below `prio_bytes`' length. Checked in debug builds.
     #[inline(always)]
     pub(crate) fn on_enqueue(&mut self, q: QueueRef, bytes: u64) {
+        debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);
         let i = self.idx(q);
-        self.queue_bytes[i] += bytes;
-        self.queue_pkts[i] += 1;
-        self.prio_bytes[q.queue] += bytes;
+        unsafe {
+            *self.queue_bytes.get_unchecked_mut(i) += bytes;
+            *self.queue_pkts.get_unchecked_mut(i) += 1;
+            *self.prio_bytes.get_unchecked_mut(q.queue) += bytes;
+        }
         self.occupied_bytes += bytes;
         debug_assert!(self.occupied_bytes <= self.total_bytes);
     }
 
     #[inline(always)]
     pub(crate) fn on_dequeue(&mut self, q: QueueRef, bytes: u64, counts_as_drain: bool) {
+        debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);
         let i = self.idx(q);
-        self.queue_bytes[i] -= bytes;
-        self.queue_pkts[i] -= 1;
-        self.prio_bytes[q.queue] -= bytes;
+        unsafe {
+            *self.queue_bytes.get_unchecked_mut(i) -= bytes;
+            *self.queue_pkts.get_unchecked_mut(i) -= 1;
+            *self.prio_bytes.get_unchecked_mut(q.queue) -= bytes;
+        }
         self.occupied_bytes -= bytes;
         if counts_as_drain {
-            self.deq_bytes[i] += bytes;
+            unsafe { *self.deq_bytes.get_unchecked_mut(i) += bytes };
         }
     }
 }
