@@ -97,6 +97,12 @@ def pct(x, q):
     return float(np.percentile(x, q)) if len(x) else float("nan")
 
 
+def pct_ns3dc(x, q):
+    """ns3dc's own percentile (its parse scripts): sorted[int(n q) - 1], q in [0, 1]."""
+    x = np.sort(np.asarray(x, dtype=float))
+    return float(x[max(0, int(len(x) * q) - 1)]) if len(x) else float("nan")
+
+
 def discover(results, ns3dc_dir):
     runs = {}  # (side, scheme) -> {seed: path}
     for p in glob.glob(os.path.join(ns3dc_dir, "fct-*-s*.txt")):

@@ -27,15 +27,12 @@ import sys
 import tomllib
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from compare import pct_ns3dc as pct, slowdown  # noqa: E402
 
-
-def pct(x, q: float) -> float:
-    x = np.sort(np.asarray(x, dtype=float))
-    return float(x[max(0, int(len(x) * q) - 1)]) if len(x) else float("nan")
 
 
 def sharebuf_runs(out: Path) -> dict[str, Path]:
@@ -71,7 +68,7 @@ def main() -> int:
             d = pd.read_csv(a.ns3dc / f"fct-{run}.txt", sep=r"\s+")
             d = d[d.flowstart < w * 1000]
             sh = d[(d.flowsize < 100_000) & (d.incast == 0)]
-            sd = sh.fct / (80e3 + sh.flowsize * 8 / 10)
+            sd = slowdown(sh.fct * 1e-9, sh.flowsize)
             ic = d[d.incast == 1]
             rows.append(dict(window_ms=w, side="ns3dc", run=run, short_n=len(sh), short_p999=pct(sd, .999), short_max=sd.max(),
                              short_timeouts=int((sh.fct >= 10e6).sum()), incast_n=len(ic), incast_timeouts=int((ic.fct >= 10e6).sum())))

@@ -25,6 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from compare import pct_ns3dc, slowdown  # noqa: E402
 
 
 def sharebuf_run(out: Path, scheme: str) -> Path:
@@ -60,12 +62,8 @@ def main() -> int:
                                    slowest_ms=("fct_s", lambda x: x.max() * 1e3)).sort_values("start_ms")
     print(f"\nsharebuf {a.scheme} (quick run, 300 ms of arrivals):")
     print(sb.round(2).to_string(index=False))
-    def p99(x):  # ns3dc's percentile: sorted[int(n q) - 1]
-        x = sorted(x)
-        return x[max(0, int(len(x) * 0.99) - 1)] if x else float("nan")
-
-    ns_p99 = p99(list(i.fct / (80e3 + i.flowsize * 8 / 10)))
-    sb_p99 = p99(list(q.slowdown_paper))
+    ns_p99 = pct_ns3dc(slowdown(i.fct * 1e-9, i.flowsize), 0.99)
+    sb_p99 = pct_ns3dc(q.slowdown_paper, 0.99)
     print(f"θ-class p99 slowdown (fct / (80 us + size x 8 / 10 G)): ns3dc {ns_p99:.1f}, sharebuf {sb_p99:.1f}")
     tot = lambda n, k: f"{k} of {n} responses"
     print(f"\nns3dc: {tot(len(i), int((i.fct >= 10e6).sum()))} took >= 10 ms in {len(ns)} queries; "
