@@ -398,14 +398,15 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # datacenter RTTs read 1 µs, so HyStart's ack train fires
                                                      # at 16 segments (docs/transports/cubic.md)
         # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
-        # ns-3.39 TcpCubic's congestion avoidance (applied only when transport.cc = "cubic"):
+        # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):
         "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
     },
 }
 
 
-#: Profile keys under this prefix are Cubic's parameters; applied only when transport.cc is one of these.
+#: Profile keys under this prefix are Cubic's parameters: applied to transport.cc_params when transport.cc is
+#: one of these, and to the cc_params of every workload whose own cc is.
 CC_PARAMS_PREFIX = "transport.cc_params."
 CC_PARAMS_FOR = ("cubic",)
 
