@@ -175,6 +175,8 @@ impl Simulator {
                 ports[g as usize].switch = s as u32;
                 ports[g as usize].local = l as u16;
             }
+            // Switches read their route tables without bounds checks (`switch_receive`).
+            topo.routes[s].check(topo.n_hosts, gports.len()).map_err(|e| format!("topology: route table of {}: {e}", topo.switch_names[s]))?;
             let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s, mss_bytes: cfg.mss_bytes as u32, header_bytes: cfg.header_bytes as u32 };
             let bmgr = make_bm(&ctx)?;
             switches.push(Switch {
@@ -349,38 +351,20 @@ impl Simulator {
         self.pool.free(id);
     }
 
-    fn switch_receive(&mut self, s: usize, id: u32) {
+    /// Admission by a scheme other than DT (its `admit`, repeated after each push-out it
+    /// asks for). False: the arriving packet `id` was dropped (and freed).
+    #[inline(never)]
+    fn admit_general(&mut self, s: usize, qr: QueueRef, id: u32, wire_bytes: u32) -> bool {
         let now = self.ev.now;
-        debug_assert!(s < self.switches.len());
-        // SAFETY: `s` is a switch node's index: a packet arrives at the peer of the port it left.
-        let sw = unsafe { self.switches.get_unchecked_mut(s) };
-        // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
-        // them while the switch decides (no copy of the packet) and gets its wire size back
-        // before it is dropped or queued.
-        let p = self.pool.get_mut(id);
-        let wire_bytes = p.size_bytes;
-        p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
-        let size = p.size_bytes as u64;
-        let (dst, prio) = (p.dst, p.prio);
-        let flow_hash = p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 };
-        let local = sw.routes.choose_with(dst, || ecmp_hash(flow_hash, dst, sw.ecmp_salt));
-        let mut qr = sw.qref(local, prio);
-        if sw.bm_classify {
-            let q = sw.bm.classify(&sw.buf, local, self.pool.get(id), qr.queue, now);
-            qr.queue = q.min(sw.buf.n_queues - 1);
-        }
+        let sw = &mut self.switches[s];
         loop {
-            let verdict = match &mut sw.bm {
-                // DT, the default scheme, called directly (a test and a branch, not a jump table).
-                Scheme::Dt(dt) => dt.admit(&sw.buf, qr, self.pool.get(id), now),
-                bm => bm.admit(&sw.buf, qr, self.pool.get(id), now),
-            };
+            let verdict = sw.bm.admit(&sw.buf, qr, self.pool.get(id), now);
             match verdict {
-                Admission::Accept => break,
+                Admission::Accept => return true,
                 Admission::Drop => {
                     self.pool.get_mut(id).size_bytes = wire_bytes;
                     self.drop_packet(id, DropCause::BmThreshold);
-                    return;
+                    return false;
                 }
                 Admission::PushOut(victim) => {
                     let vg = sw.ports[victim.port] as usize;
@@ -401,27 +385,71 @@ impl Simulator {
                         None => {
                             self.pool.get_mut(id).size_bytes = wire_bytes;
                             self.drop_packet(id, DropCause::BmThreshold);
-                            return;
+                            return false;
                         }
                     }
                 }
             }
         }
+    }
+
+    fn switch_receive(&mut self, s: usize, id: u32) {
+        let now = self.ev.now;
+        debug_assert!(s < self.switches.len());
+        // SAFETY: `s` is a switch node's index: a packet arrives at the peer of the port it left.
+        let sw = unsafe { self.switches.get_unchecked_mut(s) };
+        // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
+        // them while the switch decides (no copy of the packet) and gets its wire size back
+        // before it is dropped or queued.
+        let p = self.pool.get_mut(id);
+        let wire_bytes = p.size_bytes;
+        p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
+        let size = p.size_bytes as u64;
+        let (dst, prio) = (p.dst, p.prio);
+        let flow_hash = p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 };
+        debug_assert!(dst < self.topo.n_hosts);
+        // SAFETY: a packet's `dst` is a host (workload generation checks every host id), and
+        // the route table passed `RouteTable::check` when the switch was built (crate-private
+        // since): `local` is one of the switch's ports.
+        let local = unsafe { sw.routes.choose_unchecked(dst, || ecmp_hash(flow_hash, dst, sw.ecmp_salt)) };
+        // `qr` is valid for the buffer's unchecked look-ups: `local` < n_ports, queue < n_queues.
+        let mut qr = sw.qref(local, prio);
+        if sw.bm_classify {
+            let q = sw.bm.classify(&sw.buf, local, self.pool.get(id), qr.queue, now);
+            qr.queue = q.min(sw.buf.n_queues - 1);
+        }
+        if let Scheme::Dt(dt) = &sw.bm {
+            // DT, the default scheme, decided inline (no jump table, the queue's bytes read
+            // without a bounds check; admitting changes no state).
+            if !dt.admits(qr.queue, sw.buf.qbytes_of(qr), size as u32, sw.buf.remaining_bytes()) {
+                self.pool.get_mut(id).size_bytes = wire_bytes;
+                self.drop_packet(id, DropCause::BmThreshold);
+                return;
+            }
+        } else if !self.admit_general(s, qr, id, wire_bytes) {
+            return;
+        }
+        // SAFETY: as above (`admit_general` borrowed the switch; it is still switch `s`).
+        let sw = unsafe { self.switches.get_unchecked_mut(s) };
         if sw.buf.remaining_bytes() < size {
             self.pool.get_mut(id).size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
         let qi = sw.buf.idx(qr);
-        let qbytes = sw.buf.queue_bytes[qi];
+        let qbytes = sw.buf.qbytes_of(qr);
         let p = self.pool.get_mut(id);
-        if p.has(flags::ECT) && qbytes >= sw.ecn_k_bytes[qr.queue] {
+        // SAFETY: `ecn_k_bytes` has one entry per queue (built so; crate-private).
+        debug_assert!(qr.queue < sw.ecn_k_bytes.len());
+        if p.has(flags::ECT) && qbytes >= unsafe { *sw.ecn_k_bytes.get_unchecked(qr.queue) } {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
         }
         p.enq_ps = now;
         p.hops += 1;
-        let g = sw.ports[local] as usize;
+        debug_assert!(local < sw.ports.len());
+        // SAFETY: `local` is a checked route-table candidate, below the switch's port count.
+        let g = unsafe { *sw.ports.get_unchecked(local) } as usize;
         debug_assert!(g < self.ports.len());
         // SAFETY: `g` is from the switch's port list, built from the topology as `ports` was.
         let port = unsafe { self.ports.get_unchecked_mut(g) };

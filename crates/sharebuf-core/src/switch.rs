@@ -197,7 +197,9 @@ pub struct Switch {
     /// per-packet path indexes `Simulator::ports` with these ids and the buffer's per-queue
     /// vectors with checked-once queue refs, without bounds checks.
     pub(crate) ports: Vec<u32>,
-    pub routes: RouteTable,
+    /// Crate-private: checked once ([`RouteTable::check`]) when the switch is built, then
+    /// read without bounds checks per packet.
+    pub(crate) routes: RouteTable,
     pub(crate) buf: BufferState,
     /// The scheme: a built-in one by value (match dispatch), or `Scheme::Dyn`.
     pub(crate) bm: Scheme,
@@ -205,8 +207,9 @@ pub struct Switch {
     pub(crate) bm_hooks: bool,
     /// `bm.classifies()`, read once.
     pub(crate) bm_classify: bool,
-    /// ECN marking threshold per queue (u64::MAX: off).
-    pub ecn_k_bytes: Vec<u64>,
+    /// ECN marking threshold per queue (u64::MAX: off); `n_queues` entries (crate-private:
+    /// read without bounds checks with a checked queue index).
+    pub(crate) ecn_k_bytes: Vec<u64>,
     pub drr_quantum_bytes: u64,
     pub peak_occupancy_bytes: u64,
     /// `PickKind::of(&buf.sched, buf.n_queues)`, read once.

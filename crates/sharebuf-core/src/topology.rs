@@ -47,6 +47,38 @@ impl RouteTable {
     pub fn choose(&self, dst: u32, hash: u64) -> usize {
         self.choose_with(dst, || hash)
     }
+
+    /// `choose_with` without bounds checks, for the per-packet path.
+    ///
+    /// # Safety
+    /// `dst` < the number of spans, and the table passed [`RouteTable::check`] (every span
+    /// non-empty and inside `cands`).
+    #[inline(always)]
+    pub(crate) unsafe fn choose_unchecked(&self, dst: u32, hash: impl FnOnce() -> u64) -> usize {
+        debug_assert!((dst as usize) < self.span.len());
+        let (first, count) = *self.span.get_unchecked(dst as usize);
+        let i = if count == 1 { first } else { first + (hash() % count as u64) as u32 };
+        debug_assert!((i as usize) < self.cands.len());
+        *self.cands.get_unchecked(i as usize) as usize
+    }
+
+    /// The table covers hosts `0..n_hosts`, each with at least one candidate, every span
+    /// inside `cands` and every candidate a local port below `n_ports`: what
+    /// [`RouteTable::choose_unchecked`] relies on.
+    pub fn check(&self, n_hosts: u32, n_ports: usize) -> Result<(), String> {
+        if self.span.len() != n_hosts as usize {
+            return Err(format!("{} spans for {n_hosts} hosts", self.span.len()));
+        }
+        for (dst, &(first, count)) in self.span.iter().enumerate() {
+            if count == 0 || first as usize + count as usize > self.cands.len() {
+                return Err(format!("host {dst}: span ({first}, {count}) outside the {} candidates", self.cands.len()));
+            }
+        }
+        match self.cands.iter().find(|&&c| c as usize >= n_ports) {
+            Some(c) => Err(format!("candidate port {c} of {n_ports}")),
+            None => Ok(()),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -421,6 +453,35 @@ mod tests {
         assert_eq!(t.leaf_uplink_bps, 160_000_000_000);
         // 1500 B data + 64 B ACK: 4 x 1 us propagation each way, 10G edges, 40G core.
         assert_eq!(t.unloaded_rtt_ps(0, 5, 1500, 64), 8_000_000 + 2 * (1_200_000 + 51_200) + 2 * (300_000 + 12_800));
+    }
+
+    /// Every builder's route tables pass the check the unchecked look-up relies on, and the
+    /// check refuses a table with an empty span, a span past `cands` or a port out of range.
+    #[test]
+    fn route_tables_pass_their_check_and_bad_ones_fail() {
+        let hop = Hop { rate_bps: 10_000_000_000, delay_ps: 1_000_000 };
+        for t in [leaf_spine(2, 2, 4, 2, 10_000_000_000, 40_000_000_000, 1_000_000), star(5, 10_000_000_000, 1_000_000), fat_tree(4, 2, [hop; 3])] {
+            for (s, rt) in t.routes.iter().enumerate() {
+                assert_eq!(rt.check(t.n_hosts, t.switch_ports[s].len()), Ok(()));
+                for dst in 0..t.n_hosts {
+                    for hsh in [0u64, 1, 7, u64::MAX] {
+                        assert_eq!(unsafe { rt.choose_unchecked(dst, || hsh) }, rt.choose(dst, hsh));
+                    }
+                }
+            }
+        }
+        let t = leaf_spine(2, 2, 4, 2, 10_000_000_000, 40_000_000_000, 1_000_000);
+        let n_ports = t.switch_ports[0].len();
+        let mut rt = t.routes[0].clone();
+        assert!(rt.check(t.n_hosts + 1, n_ports).is_err());
+        rt.span[3].1 = 0;
+        assert!(rt.check(t.n_hosts, n_ports).is_err());
+        let mut rt = t.routes[0].clone();
+        rt.span[7].0 = rt.cands.len() as u32 - 1;
+        assert!(rt.check(t.n_hosts, n_ports).is_err());
+        let mut rt = t.routes[0].clone();
+        rt.cands[0] = n_ports as u16;
+        assert!(rt.check(t.n_hosts, n_ports).is_err());
     }
 
     /// Pearson chi-square of `counts` against a uniform spread.
