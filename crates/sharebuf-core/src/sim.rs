@@ -10,7 +10,7 @@ use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, PickKind, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
-use crate::transport::flows::FlowTable;
+use crate::transport::flows::{FlowTable, Slot};
 use crate::transport::tcp::TcpFlow;
 use crate::transport::{Timer, TransportCfg};
 use crate::workload::{self, QueryDesc};
@@ -198,6 +198,15 @@ impl Simulator {
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
         if let Some(i) = gen.flows.size_bytes.iter().position(|&b| b == 0) {
             return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", gen.flows.src[i], gen.flows.dst[i]));
+        }
+        // The per-packet path indexes per-host tables and route spans without bounds checks:
+        // every host id a packet can carry is checked here once (the generators check them too).
+        let bad_host = |h: u32| h >= topo.n_hosts;
+        if let Some(i) = (0..gen.flows.len()).find(|&i| bad_host(gen.flows.src[i]) || bad_host(gen.flows.dst[i])) {
+            return Err(format!("flow {i} ({} -> {}): no such host; hosts are 0..{}", gen.flows.src[i], gen.flows.dst[i], topo.n_hosts - 1));
+        }
+        if let Some((c, _)) = gen.cbr.iter().find(|(c, _)| bad_host(c.src) || bad_host(c.dst)) {
+            return Err(format!("constant-rate flow {} -> {}: no such host; hosts are 0..{}", c.src, c.dst, topo.n_hosts - 1));
         }
         // Each flow's `TcpFlow` is built when it starts (`flow_start`).
         let flows = FlowTable::new(gen.flows);
@@ -415,30 +424,33 @@ impl Simulator {
         // `qr` is valid for the buffer's unchecked look-ups: `local` < n_ports, queue < n_queues.
         let mut qr = sw.qref(local, prio);
         if sw.bm_classify {
-            let q = sw.bm.classify(&sw.buf, local, self.pool.get(id), qr.queue, now);
+            let q = sw.bm.classify(&sw.buf, local, p, qr.queue, now);
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
-        if let Scheme::Dt(dt) = &sw.bm {
+        // The packet stays borrowed from the pool through DT's decision (one look-up).
+        let (sw, p) = if let Scheme::Dt(dt) = &sw.bm {
             // DT, the default scheme, decided inline (no jump table, the queue's bytes read
             // without a bounds check; admitting changes no state).
             if !dt.admits(qr.queue, sw.buf.qbytes_of(qr), size as u32, sw.buf.remaining_bytes()) {
-                self.pool.get_mut(id).size_bytes = wire_bytes;
+                p.size_bytes = wire_bytes;
                 self.drop_packet(id, DropCause::BmThreshold);
                 return;
             }
-        } else if !self.admit_general(s, qr, id, wire_bytes) {
-            return;
-        }
-        // SAFETY: as above (`admit_general` borrowed the switch; it is still switch `s`).
-        let sw = unsafe { self.switches.get_unchecked_mut(s) };
+            (sw, p)
+        } else {
+            if !self.admit_general(s, qr, id, wire_bytes) {
+                return;
+            }
+            // SAFETY: as above (`admit_general` borrowed the switch; it is still switch `s`).
+            (unsafe { self.switches.get_unchecked_mut(s) }, self.pool.get_mut(id))
+        };
         if sw.buf.remaining_bytes() < size {
-            self.pool.get_mut(id).size_bytes = wire_bytes;
+            p.size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
         let qi = sw.buf.idx(qr);
         let qbytes = sw.buf.qbytes_of(qr);
-        let p = self.pool.get_mut(id);
         // SAFETY: `ecn_k_bytes` has one entry per queue (built so; crate-private).
         debug_assert!(qr.queue < sw.ecn_k_bytes.len());
         if p.has(flags::ECT) && qbytes >= unsafe { *sw.ecn_k_bytes.get_unchecked(qr.queue) } {
@@ -697,14 +709,19 @@ impl Simulator {
         let now = self.ev.now;
         let hu = h as usize;
         // By index: the transport's output buffer stays in place (no take and restore).
+        debug_assert!(hu < self.nic_pending.len() && hu < self.ports.len());
         for i in 0..self.out.len() {
-            let mut p = self.out[i];
+            // SAFETY: nothing in this loop changes `out`'s length.
+            let mut p = unsafe { *self.out.get_unchecked(i) };
             let size = p.size_bytes as u64;
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += size;
             self.inv.on_sent(&p);
-            let port = &mut self.ports[hu];
-            let pend = &mut self.nic_pending[hu];
+            // SAFETY: `h` is a host (every flow's and constant-rate source's hosts are checked
+            // when the workload is generated); host h's NIC is port h, and `nic_pending` has one
+            // list per host. Neither vector is ever resized.
+            let port = unsafe { self.ports.get_unchecked_mut(hu) };
+            let pend = unsafe { self.nic_pending.get_unchecked_mut(hu) };
             // Packets whose transmission has started by now have left the NIC queue.
             while let Some(&(start, bytes)) = pend.front() {
                 if start > now {
@@ -780,7 +797,7 @@ impl Simulator {
             if f.on_receive(p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
-            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s)) {
+            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s.index())) {
                 if is_data {
                     *slot = st;
                 }
@@ -799,7 +816,7 @@ impl Simulator {
     /// Schedule an event for each timer of flow `fi` (in slab slot `s`) that needs one. The
     /// caller has the slot already: no second id → slot lookup per packet.
     #[inline(always)]
-    fn arm_timers(&mut self, fi: usize, s: usize) {
+    fn arm_timers(&mut self, fi: usize, s: Slot) {
         let f = self.flows.at_mut(s);
         for (t, k) in [(&mut f.rto, Kind::Rto), (&mut f.pace, Kind::Pace), (&mut f.delack, Kind::DelAck)] {
             if t.needs_event() {
@@ -835,7 +852,7 @@ impl Simulator {
             TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
-        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s).copied()) } else { (f.src, None) };
+        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s.index()).copied()) } else { (f.src, None) };
         self.emit(h, echo.as_ref());
         self.arm_timers(fi as usize, s);
     }
@@ -853,10 +870,10 @@ impl Simulator {
         let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_flow();
         let s = self.flows.activate(i, flow);
         if self.delack_int_on {
-            if s == self.delack_int.len() {
+            if s.index() == self.delack_int.len() {
                 self.delack_int.push(IntStack::default());
             } else {
-                self.delack_int[s] = IntStack::default();
+                self.delack_int[s.index()] = IntStack::default();
             }
         }
         let f = self.flows.at_mut(s);
