@@ -185,6 +185,7 @@ impl Simulator {
                 acct_overhead_bytes,
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
+                ecmp_memo: Default::default(),
                 buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
                 bm_hooks: bmgr.uses_queue_hooks(),
                 bm_classify: bmgr.classifies(),
@@ -420,7 +421,7 @@ impl Simulator {
         // SAFETY: a packet's `dst` is a host (workload generation checks every host id), and
         // the route table passed `RouteTable::check` when the switch was built (crate-private
         // since): `local` is one of the switch's ports.
-        let local = unsafe { sw.routes.choose_unchecked(dst, || ecmp_hash(flow_hash, dst, sw.ecmp_salt)) };
+        let local = unsafe { sw.routes.choose_memo(&mut sw.ecmp_memo, flow_hash, dst, sw.ecmp_salt) };
         // `qr` is valid for the buffer's unchecked look-ups: `local` < n_ports, queue < n_queues.
         let mut qr = sw.qref(local, prio);
         if sw.bm_classify {

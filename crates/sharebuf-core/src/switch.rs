@@ -7,7 +7,7 @@
 //! device FIFO (`device_queue_packets`), until it moves into that FIFO below the buffer.
 
 use crate::bm::{BufferManager, BufferState, QueueRef, SchedKind, Scheme};
-use crate::topology::RouteTable;
+use crate::topology::{EcmpMemo, RouteTable};
 use std::collections::VecDeque;
 
 /// Egress scheduler state of one port.
@@ -200,6 +200,8 @@ pub struct Switch {
     /// Crate-private: checked once ([`RouteTable::check`]) when the switch is built, then
     /// read without bounds checks per packet.
     pub(crate) routes: RouteTable,
+    /// Recent ECMP choices of `routes` (see [`EcmpMemo`]).
+    pub(crate) ecmp_memo: EcmpMemo,
     pub(crate) buf: BufferState,
     /// The scheme: a built-in one by value (match dispatch), or `Scheme::Dyn`.
     pub(crate) bm: Scheme,
