@@ -61,7 +61,8 @@ impl CongestionControl for Dctcp {
     fn ecn_capable(&self) -> bool {
         true
     }
-    #[inline]
+    // Inlined into `FlowCc::on_ack` (the per-ACK path): its `AckInfo` stays in registers.
+    #[inline(always)]
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if !self.started {
             self.started = true;
