@@ -450,7 +450,6 @@ impl Simulator {
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
-        let qi = sw.buf.idx(qr);
         let qbytes = sw.buf.qbytes_of(qr);
         // SAFETY: `ecn_k_bytes` has one entry per queue (built so; crate-private).
         debug_assert!(qr.queue < sw.ecn_k_bytes.len());
@@ -484,7 +483,7 @@ impl Simulator {
             // No scheme hook watches: the packet enters its queue and leaves it at once
             // (`on_enqueue`, then `leave_buffer`), so the queue's bytes and packets and the
             // pool's occupancy end where they were; only the drain counter and the peak move.
-            sw.buf.deq_bytes[qi] += size;
+            sw.buf.on_pass_through(qr, size);
             let occupied = sw.buf.occupied_bytes + size;
             if occupied > sw.peak_occupancy_bytes {
                 sw.peak_occupancy_bytes = occupied;
@@ -510,7 +509,8 @@ impl Simulator {
             }
             return;
         }
-        port.push(qr.queue, id);
+        // SAFETY: a switch port has `n_queues` queues (built so), and `qr.queue < n_queues`.
+        unsafe { port.push_unchecked(qr.queue, id) };
         if port.busy_until > now && port.dev_cap == 0 {
             // What `kick` does for a busy port without a device FIFO (it has a queued packet
             // now): make sure its TxDone is scheduled.
@@ -792,7 +792,9 @@ impl Simulator {
             return;
         }
         // A flow retires only with none of its packets left in the network.
-        let s = self.flows.slot_of(fi).expect("a packet of an active flow");
+        // SAFETY: a TCP packet's `flow` is its `TcpFlow`'s id, the index of a flow of the run
+        // (`flow_start`); packets are made only by the transport and CBR sources (handled above).
+        let s = unsafe { self.flows.slot_of_unchecked(fi) }.expect("a packet of an active flow");
         let f = self.flows.at_mut(s);
         if h == f.dst {
             if f.on_receive(p, now, &self.cfg, &mut self.out) {

@@ -167,6 +167,17 @@ impl Port {
         self.queues[queue].push_back(id);
         self.queued_pkts += 1;
     }
+
+    /// `push` without the bounds check, for the switch's per-packet path.
+    ///
+    /// # Safety
+    /// `queue < self.queues.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn push_unchecked(&mut self, queue: usize, id: u32) {
+        debug_assert!(queue < self.queues.len());
+        self.queues.get_unchecked_mut(queue).push_back(id);
+        self.queued_pkts += 1;
+    }
 }
 
 /// Why a packet was dropped.

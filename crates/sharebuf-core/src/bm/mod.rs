@@ -154,6 +154,16 @@ impl BufferState {
         unsafe { *self.queue_bytes.get_unchecked(self.idx(q)) }
     }
 
+    /// A packet entered queue `q` and left it at once (an idle port, no scheme hook watching):
+    /// the queue's bytes and packets and the occupancy end where they were; only its drain
+    /// counter moves.
+    #[inline(always)]
+    pub(crate) fn on_pass_through(&mut self, q: QueueRef, bytes: u64) {
+        debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);
+        let i = self.idx(q);
+        unsafe { *self.deq_bytes.get_unchecked_mut(i) += bytes };
+    }
+
     #[inline(always)]
     pub(crate) fn on_enqueue(&mut self, q: QueueRef, bytes: u64) {
         debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);

@@ -120,6 +120,17 @@ impl FlowTable {
         (s != NO_SLOT).then_some(Slot(s as usize))
     }
 
+    /// `slot_of` for a flow id known to be in range.
+    ///
+    /// # Safety
+    /// `fi < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn slot_of_unchecked(&self, fi: usize) -> Option<Slot> {
+        debug_assert!(fi < self.slot.len());
+        let s = *self.slot.get_unchecked(fi);
+        (s != NO_SLOT).then_some(Slot(s as usize))
+    }
+
     #[inline(always)]
     pub fn at(&self, s: Slot) -> &TcpFlow {
         debug_assert!(s.0 < self.slab.len());
