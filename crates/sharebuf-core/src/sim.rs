@@ -654,7 +654,7 @@ impl Simulator {
             }
         }
         if is_data {
-            stamp_int(&mut self.pool, id, sw.buf.qbytes(qr), port, now);
+            stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port, now);
         }
         true
     }
