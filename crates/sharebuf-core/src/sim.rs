@@ -429,28 +429,31 @@ impl Simulator {
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
         // The packet stays borrowed from the pool through DT's decision (one look-up).
-        let (sw, p) = if let Scheme::Dt(dt) = &sw.bm {
+        let (sw, p, qbytes) = if let Scheme::Dt(dt) = &sw.bm {
             // DT, the default scheme, decided inline (no jump table, the queue's bytes read
-            // without a bounds check; admitting changes no state).
-            if !dt.admits(qr.queue, sw.buf.qbytes_of(qr), size as u32, sw.buf.remaining_bytes()) {
+            // once, without a bounds check; admitting changes no state).
+            let qbytes = sw.buf.qbytes_of(qr);
+            if !dt.admits(qr.queue, qbytes, size as u32, sw.buf.remaining_bytes()) {
                 p.size_bytes = wire_bytes;
                 self.drop_packet(id, DropCause::BmThreshold);
                 return;
             }
-            (sw, p)
+            (sw, p, qbytes)
         } else {
             if !self.admit_general(s, qr, id, wire_bytes) {
                 return;
             }
             // SAFETY: as above (`admit_general` borrowed the switch; it is still switch `s`).
-            (unsafe { self.switches.get_unchecked_mut(s) }, self.pool.get_mut(id))
+            let sw = unsafe { self.switches.get_unchecked_mut(s) };
+            // Read after the scheme's push-outs, if any.
+            let qbytes = sw.buf.qbytes_of(qr);
+            (sw, self.pool.get_mut(id), qbytes)
         };
         if sw.buf.remaining_bytes() < size {
             p.size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
-        let qbytes = sw.buf.qbytes_of(qr);
         // SAFETY: `ecn_k_bytes` has one entry per queue (built so; crate-private).
         debug_assert!(qr.queue < sw.ecn_k_bytes.len());
         if p.has(flags::ECT) && qbytes >= unsafe { *sw.ecn_k_bytes.get_unchecked(qr.queue) } {
