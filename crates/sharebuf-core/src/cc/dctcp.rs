@@ -61,7 +61,7 @@ impl CongestionControl for Dctcp {
     fn ecn_capable(&self) -> bool {
         true
     }
-    // Inlined into `FlowCc::on_ack` (the per-ACK path): its `AckInfo` stays in registers.
+    // Inlined into `FlowCc::on_ack`, itself inlined into the TCP fast ACK path.
     #[inline(always)]
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if !self.started {
