@@ -10,7 +10,7 @@ use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::switch::{DropCause, PickKind, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
-use crate::transport::flows::FlowTable;
+use crate::transport::flows::{FlowTable, Slot};
 use crate::transport::tcp::TcpFlow;
 use crate::transport::{Timer, TransportCfg};
 use crate::workload::{self, QueryDesc};
@@ -175,6 +175,8 @@ impl Simulator {
                 ports[g as usize].switch = s as u32;
                 ports[g as usize].local = l as u16;
             }
+            // Switches read their route tables without bounds checks (`switch_receive`).
+            topo.routes[s].check(topo.n_hosts, gports.len()).map_err(|e| format!("topology: route table of {}: {e}", topo.switch_names[s]))?;
             let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s, mss_bytes: cfg.mss_bytes as u32, header_bytes: cfg.header_bytes as u32 };
             let bmgr = make_bm(&ctx)?;
             switches.push(Switch {
@@ -183,6 +185,7 @@ impl Simulator {
                 acct_overhead_bytes,
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
+                ecmp_memo: Default::default(),
                 buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
                 bm_hooks: bmgr.uses_queue_hooks(),
                 bm_classify: bmgr.classifies(),
@@ -196,6 +199,15 @@ impl Simulator {
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
         if let Some(i) = gen.flows.size_bytes.iter().position(|&b| b == 0) {
             return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", gen.flows.src[i], gen.flows.dst[i]));
+        }
+        // The per-packet path indexes per-host tables and route spans without bounds checks:
+        // every host id a packet can carry is checked here once (the generators check them too).
+        let bad_host = |h: u32| h >= topo.n_hosts;
+        if let Some(i) = (0..gen.flows.len()).find(|&i| bad_host(gen.flows.src[i]) || bad_host(gen.flows.dst[i])) {
+            return Err(format!("flow {i} ({} -> {}): no such host; hosts are 0..{}", gen.flows.src[i], gen.flows.dst[i], topo.n_hosts - 1));
+        }
+        if let Some((c, _)) = gen.cbr.iter().find(|(c, _)| bad_host(c.src) || bad_host(c.dst)) {
+            return Err(format!("constant-rate flow {} -> {}: no such host; hosts are 0..{}", c.src, c.dst, topo.n_hosts - 1));
         }
         // Each flow's `TcpFlow` is built when it starts (`flow_start`).
         let flows = FlowTable::new(gen.flows);
@@ -349,38 +361,20 @@ impl Simulator {
         self.pool.free(id);
     }
 
-    fn switch_receive(&mut self, s: usize, id: u32) {
+    /// Admission by a scheme other than DT (its `admit`, repeated after each push-out it
+    /// asks for). False: the arriving packet `id` was dropped (and freed).
+    #[inline(never)]
+    fn admit_general(&mut self, s: usize, qr: QueueRef, id: u32, wire_bytes: u32) -> bool {
         let now = self.ev.now;
-        debug_assert!(s < self.switches.len());
-        // SAFETY: `s` is a switch node's index: a packet arrives at the peer of the port it left.
-        let sw = unsafe { self.switches.get_unchecked_mut(s) };
-        // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
-        // them while the switch decides (no copy of the packet) and gets its wire size back
-        // before it is dropped or queued.
-        let p = self.pool.get_mut(id);
-        let wire_bytes = p.size_bytes;
-        p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
-        let size = p.size_bytes as u64;
-        let (dst, prio) = (p.dst, p.prio);
-        let flow_hash = p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 };
-        let local = sw.routes.choose_with(dst, || ecmp_hash(flow_hash, dst, sw.ecmp_salt));
-        let mut qr = sw.qref(local, prio);
-        if sw.bm_classify {
-            let q = sw.bm.classify(&sw.buf, local, self.pool.get(id), qr.queue, now);
-            qr.queue = q.min(sw.buf.n_queues - 1);
-        }
+        let sw = &mut self.switches[s];
         loop {
-            let verdict = match &mut sw.bm {
-                // DT, the default scheme, called directly (a test and a branch, not a jump table).
-                Scheme::Dt(dt) => dt.admit(&sw.buf, qr, self.pool.get(id), now),
-                bm => bm.admit(&sw.buf, qr, self.pool.get(id), now),
-            };
+            let verdict = sw.bm.admit(&sw.buf, qr, self.pool.get(id), now);
             match verdict {
-                Admission::Accept => break,
+                Admission::Accept => return true,
                 Admission::Drop => {
                     self.pool.get_mut(id).size_bytes = wire_bytes;
                     self.drop_packet(id, DropCause::BmThreshold);
-                    return;
+                    return false;
                 }
                 Admission::PushOut(victim) => {
                     let vg = sw.ports[victim.port] as usize;
@@ -401,27 +395,76 @@ impl Simulator {
                         None => {
                             self.pool.get_mut(id).size_bytes = wire_bytes;
                             self.drop_packet(id, DropCause::BmThreshold);
-                            return;
+                            return false;
                         }
                     }
                 }
             }
         }
+    }
+
+    fn switch_receive(&mut self, s: usize, id: u32) {
+        let now = self.ev.now;
+        debug_assert!(s < self.switches.len());
+        // SAFETY: `s` is a switch node's index: a packet arrives at the peer of the port it left.
+        let sw = unsafe { self.switches.get_unchecked_mut(s) };
+        // The buffer manager sees accounted bytes (wire, or IP payload): the pooled packet holds
+        // them while the switch decides (no copy of the packet) and gets its wire size back
+        // before it is dropped or queued.
+        let p = self.pool.get_mut(id);
+        let wire_bytes = p.size_bytes;
+        p.size_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
+        let size = p.size_bytes as u64;
+        let (dst, prio) = (p.dst, p.prio);
+        let flow_hash = p.flow | if p.has(flags::CBR) { 1 << 31 } else { 0 };
+        debug_assert!(dst < self.topo.n_hosts);
+        // SAFETY: a packet's `dst` is a host (workload generation checks every host id), and
+        // the route table passed `RouteTable::check` when the switch was built (crate-private
+        // since): `local` is one of the switch's ports.
+        let local = unsafe { sw.routes.choose_memo(&mut sw.ecmp_memo, flow_hash, dst, sw.ecmp_salt) };
+        // `qr` is valid for the buffer's unchecked look-ups: `local` < n_ports, queue < n_queues.
+        let mut qr = sw.qref(local, prio);
+        if sw.bm_classify {
+            let q = sw.bm.classify(&sw.buf, local, p, qr.queue, now);
+            qr.queue = q.min(sw.buf.n_queues - 1);
+        }
+        // The packet stays borrowed from the pool through DT's decision (one look-up).
+        let (sw, p, qbytes) = if let Scheme::Dt(dt) = &sw.bm {
+            // DT, the default scheme, decided inline (no jump table, the queue's bytes read
+            // once, without a bounds check; admitting changes no state).
+            let qbytes = sw.buf.qbytes_of(qr);
+            if !dt.admits(qr.queue, qbytes, size as u32, sw.buf.remaining_bytes()) {
+                p.size_bytes = wire_bytes;
+                self.drop_packet(id, DropCause::BmThreshold);
+                return;
+            }
+            (sw, p, qbytes)
+        } else {
+            if !self.admit_general(s, qr, id, wire_bytes) {
+                return;
+            }
+            // SAFETY: as above (`admit_general` borrowed the switch; it is still switch `s`).
+            let sw = unsafe { self.switches.get_unchecked_mut(s) };
+            // Read after the scheme's push-outs, if any.
+            let qbytes = sw.buf.qbytes_of(qr);
+            (sw, self.pool.get_mut(id), qbytes)
+        };
         if sw.buf.remaining_bytes() < size {
-            self.pool.get_mut(id).size_bytes = wire_bytes;
+            p.size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
         }
-        let qi = sw.buf.idx(qr);
-        let qbytes = sw.buf.queue_bytes[qi];
-        let p = self.pool.get_mut(id);
-        if p.has(flags::ECT) && qbytes >= sw.ecn_k_bytes[qr.queue] {
+        // SAFETY: `ecn_k_bytes` has one entry per queue (built so; crate-private).
+        debug_assert!(qr.queue < sw.ecn_k_bytes.len());
+        if p.has(flags::ECT) && qbytes >= unsafe { *sw.ecn_k_bytes.get_unchecked(qr.queue) } {
             p.flags |= flags::CE;
             self.counters.ecn_marks += 1;
         }
         p.enq_ps = now;
         p.hops += 1;
-        let g = sw.ports[local] as usize;
+        debug_assert!(local < sw.ports.len());
+        // SAFETY: `local` is a checked route-table candidate, below the switch's port count.
+        let g = unsafe { *sw.ports.get_unchecked(local) } as usize;
         debug_assert!(g < self.ports.len());
         // SAFETY: `g` is from the switch's port list, built from the topology as `ports` was.
         let port = unsafe { self.ports.get_unchecked_mut(g) };
@@ -443,7 +486,7 @@ impl Simulator {
             // No scheme hook watches: the packet enters its queue and leaves it at once
             // (`on_enqueue`, then `leave_buffer`), so the queue's bytes and packets and the
             // pool's occupancy end where they were; only the drain counter and the peak move.
-            sw.buf.deq_bytes[qi] += size;
+            sw.buf.on_pass_through(qr, size);
             let occupied = sw.buf.occupied_bytes + size;
             if occupied > sw.peak_occupancy_bytes {
                 sw.peak_occupancy_bytes = occupied;
@@ -469,7 +512,8 @@ impl Simulator {
             }
             return;
         }
-        port.push(qr.queue, id);
+        // SAFETY: a switch port has `n_queues` queues (built so), and `qr.queue < n_queues`.
+        unsafe { port.push_unchecked(qr.queue, id) };
         if port.busy_until > now && port.dev_cap == 0 {
             // What `kick` does for a busy port without a device FIFO (it has a queued packet
             // now): make sure its TxDone is scheduled.
@@ -613,7 +657,7 @@ impl Simulator {
             }
         }
         if is_data {
-            stamp_int(&mut self.pool, id, sw.buf.qbytes(qr), port, now);
+            stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port, now);
         }
         true
     }
@@ -669,14 +713,19 @@ impl Simulator {
         let now = self.ev.now;
         let hu = h as usize;
         // By index: the transport's output buffer stays in place (no take and restore).
+        debug_assert!(hu < self.nic_pending.len() && hu < self.ports.len());
         for i in 0..self.out.len() {
-            let mut p = self.out[i];
+            // SAFETY: nothing in this loop changes `out`'s length.
+            let mut p = unsafe { *self.out.get_unchecked(i) };
             let size = p.size_bytes as u64;
             self.counters.sent_pkts += 1;
             self.counters.sent_bytes += size;
             self.inv.on_sent(&p);
-            let port = &mut self.ports[hu];
-            let pend = &mut self.nic_pending[hu];
+            // SAFETY: `h` is a host (every flow's and constant-rate source's hosts are checked
+            // when the workload is generated); host h's NIC is port h, and `nic_pending` has one
+            // list per host. Neither vector is ever resized.
+            let port = unsafe { self.ports.get_unchecked_mut(hu) };
+            let pend = unsafe { self.nic_pending.get_unchecked_mut(hu) };
             // Packets whose transmission has started by now have left the NIC queue.
             while let Some(&(start, bytes)) = pend.front() {
                 if start > now {
@@ -746,13 +795,15 @@ impl Simulator {
             return;
         }
         // A flow retires only with none of its packets left in the network.
-        let s = self.flows.slot_of(fi).expect("a packet of an active flow");
+        // SAFETY: a TCP packet's `flow` is its `TcpFlow`'s id, the index of a flow of the run
+        // (`flow_start`); packets are made only by the transport and CBR sources (handled above).
+        let s = unsafe { self.flows.slot_of_unchecked(fi) }.expect("a packet of an active flow");
         let f = self.flows.at_mut(s);
         if h == f.dst {
             if f.on_receive(p, now, &self.cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
-            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s)) {
+            if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s.index())) {
                 if is_data {
                     *slot = st;
                 }
@@ -771,7 +822,7 @@ impl Simulator {
     /// Schedule an event for each timer of flow `fi` (in slab slot `s`) that needs one. The
     /// caller has the slot already: no second id → slot lookup per packet.
     #[inline(always)]
-    fn arm_timers(&mut self, fi: usize, s: usize) {
+    fn arm_timers(&mut self, fi: usize, s: Slot) {
         let f = self.flows.at_mut(s);
         for (t, k) in [(&mut f.rto, Kind::Rto), (&mut f.pace, Kind::Pace), (&mut f.delack, Kind::DelAck)] {
             if t.needs_event() {
@@ -807,7 +858,7 @@ impl Simulator {
             TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
             TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
         }
-        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s).copied()) } else { (f.src, None) };
+        let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s.index()).copied()) } else { (f.src, None) };
         self.emit(h, echo.as_ref());
         self.arm_timers(fi as usize, s);
     }
@@ -825,10 +876,10 @@ impl Simulator {
         let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_flow();
         let s = self.flows.activate(i, flow);
         if self.delack_int_on {
-            if s == self.delack_int.len() {
+            if s.index() == self.delack_int.len() {
                 self.delack_int.push(IntStack::default());
             } else {
-                self.delack_int[s] = IntStack::default();
+                self.delack_int[s.index()] = IntStack::default();
             }
         }
         let f = self.flows.at_mut(s);

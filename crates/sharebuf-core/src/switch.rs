@@ -7,7 +7,7 @@
 //! device FIFO (`device_queue_packets`), until it moves into that FIFO below the buffer.
 
 use crate::bm::{BufferManager, BufferState, QueueRef, SchedKind, Scheme};
-use crate::topology::RouteTable;
+use crate::topology::{EcmpMemo, RouteTable};
 use std::collections::VecDeque;
 
 /// Egress scheduler state of one port.
@@ -167,6 +167,17 @@ impl Port {
         self.queues[queue].push_back(id);
         self.queued_pkts += 1;
     }
+
+    /// `push` without the bounds check, for the switch's per-packet path.
+    ///
+    /// # Safety
+    /// `queue < self.queues.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn push_unchecked(&mut self, queue: usize, id: u32) {
+        debug_assert!(queue < self.queues.len());
+        self.queues.get_unchecked_mut(queue).push_back(id);
+        self.queued_pkts += 1;
+    }
 }
 
 /// Why a packet was dropped.
@@ -197,7 +208,11 @@ pub struct Switch {
     /// per-packet path indexes `Simulator::ports` with these ids and the buffer's per-queue
     /// vectors with checked-once queue refs, without bounds checks.
     pub(crate) ports: Vec<u32>,
-    pub routes: RouteTable,
+    /// Crate-private: checked once ([`RouteTable::check`]) when the switch is built, then
+    /// read without bounds checks per packet.
+    pub(crate) routes: RouteTable,
+    /// Recent ECMP choices of `routes` (see [`EcmpMemo`]).
+    pub(crate) ecmp_memo: EcmpMemo,
     pub(crate) buf: BufferState,
     /// The scheme: a built-in one by value (match dispatch), or `Scheme::Dyn`.
     pub(crate) bm: Scheme,
@@ -205,8 +220,9 @@ pub struct Switch {
     pub(crate) bm_hooks: bool,
     /// `bm.classifies()`, read once.
     pub(crate) bm_classify: bool,
-    /// ECN marking threshold per queue (u64::MAX: off).
-    pub ecn_k_bytes: Vec<u64>,
+    /// ECN marking threshold per queue (u64::MAX: off); `n_queues` entries (crate-private:
+    /// read without bounds checks with a checked queue index).
+    pub(crate) ecn_k_bytes: Vec<u64>,
     pub drr_quantum_bytes: u64,
     pub peak_occupancy_bytes: u64,
     /// `PickKind::of(&buf.sched, buf.n_queues)`, read once.

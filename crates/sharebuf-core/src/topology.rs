@@ -47,6 +47,85 @@ impl RouteTable {
     pub fn choose(&self, dst: u32, hash: u64) -> usize {
         self.choose_with(dst, || hash)
     }
+
+    /// `choose` for the per-packet path: no bounds checks, and through the switch's
+    /// [`EcmpMemo`]: where there is a choice, the
+    /// candidate the hash picked for (`flow_hash`, `dst`) the last time, if the memo still holds
+    /// it; else `ecmp_hash(flow_hash, dst, salt)` as without a memo, and it is remembered. The
+    /// result is the same either way (the choice is a function of the key alone).
+    ///
+    /// # Safety
+    /// `dst` < the number of spans, and the table passed [`RouteTable::check`] (every span
+    /// non-empty and inside `cands`). The memo must be used with this table and `salt` only.
+    #[inline(always)]
+    pub(crate) unsafe fn choose_memo(&self, memo: &mut EcmpMemo, flow_hash: u32, dst: u32, salt: u32) -> usize {
+        debug_assert!((dst as usize) < self.span.len());
+        let (first, count) = *self.span.get_unchecked(dst as usize);
+        if count == 1 {
+            debug_assert!((first as usize) < self.cands.len());
+            return *self.cands.get_unchecked(first as usize) as usize;
+        }
+        memo.get_or(flow_hash, dst, || {
+            let i = first + (ecmp_hash(flow_hash, dst, salt) % count as u64) as u32;
+            debug_assert!((i as usize) < self.cands.len());
+            *self.cands.get_unchecked(i as usize)
+        }) as usize
+    }
+
+    /// The table covers hosts `0..n_hosts`, each with at least one candidate, every span
+    /// inside `cands` and every candidate a local port below `n_ports`: what
+    /// [`RouteTable::choose_memo`] relies on.
+    pub fn check(&self, n_hosts: u32, n_ports: usize) -> Result<(), String> {
+        if self.span.len() != n_hosts as usize {
+            return Err(format!("{} spans for {n_hosts} hosts", self.span.len()));
+        }
+        for (dst, &(first, count)) in self.span.iter().enumerate() {
+            if count == 0 || first as usize + count as usize > self.cands.len() {
+                return Err(format!("host {dst}: span ({first}, {count}) outside the {} candidates", self.cands.len()));
+            }
+        }
+        match self.cands.iter().find(|&&c| c as usize >= n_ports) {
+            Some(c) => Err(format!("candidate port {c} of {n_ports}")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A direct-mapped memo of one switch's ECMP choices, keyed by (flow hash, destination):
+/// a packet of a flow whose choice is still held skips the hash and its division. Exact: an
+/// entry holds what the hash gave for its full key, and a key that does not match is computed.
+#[derive(Clone, Debug)]
+pub(crate) struct EcmpMemo {
+    /// (`flow_hash << 32 | dst`, local port); the key `u64::MAX` is empty (no host id is
+    /// `u32::MAX`).
+    slots: Box<[(u64, u16); EcmpMemo::SLOTS]>,
+}
+
+impl Default for EcmpMemo {
+    fn default() -> Self {
+        EcmpMemo { slots: Box::new([(u64::MAX, 0); EcmpMemo::SLOTS]) }
+    }
+}
+
+impl EcmpMemo {
+    /// 256 entries of 16 B (4 KB per switch): a switch's concurrent flows rarely share a slot.
+    const SLOTS: usize = 256;
+
+    #[inline(always)]
+    pub(crate) fn get_or(&mut self, flow_hash: u32, dst: u32, choose: impl FnOnce() -> u16) -> u16 {
+        debug_assert!(dst != u32::MAX);
+        let key = (flow_hash as u64) << 32 | dst as u64;
+        // Sequential flow ids and a flow's two directions (same flow, two hosts) spread over
+        // the slots; the mask keeps the index in range (no bounds check).
+        let i = (flow_hash.wrapping_mul(0x9E37_79B1) ^ dst.wrapping_mul(0x85EB_CA77)) >> 24;
+        let e = &mut self.slots[i as usize & (Self::SLOTS - 1)];
+        if e.0 == key {
+            return e.1;
+        }
+        let local = choose();
+        *e = (key, local);
+        local
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -421,6 +500,82 @@ mod tests {
         assert_eq!(t.leaf_uplink_bps, 160_000_000_000);
         // 1500 B data + 64 B ACK: 4 x 1 us propagation each way, 10G edges, 40G core.
         assert_eq!(t.unloaded_rtt_ps(0, 5, 1500, 64), 8_000_000 + 2 * (1_200_000 + 51_200) + 2 * (300_000 + 12_800));
+    }
+
+    /// Every builder's route tables pass the check the unchecked look-up relies on, and the
+    /// check refuses a table with an empty span, a span past `cands` or a port out of range.
+    #[test]
+    fn route_tables_pass_their_check_and_bad_ones_fail() {
+        let hop = Hop { rate_bps: 10_000_000_000, delay_ps: 1_000_000 };
+        for t in [leaf_spine(2, 2, 4, 2, 10_000_000_000, 40_000_000_000, 1_000_000), star(5, 10_000_000_000, 1_000_000), fat_tree(4, 2, [hop; 3])] {
+            for (s, rt) in t.routes.iter().enumerate() {
+                assert_eq!(rt.check(t.n_hosts, t.switch_ports[s].len()), Ok(()));
+            }
+        }
+        let t = leaf_spine(2, 2, 4, 2, 10_000_000_000, 40_000_000_000, 1_000_000);
+        let n_ports = t.switch_ports[0].len();
+        let mut rt = t.routes[0].clone();
+        assert!(rt.check(t.n_hosts + 1, n_ports).is_err());
+        rt.span[3].1 = 0;
+        assert!(rt.check(t.n_hosts, n_ports).is_err());
+        let mut rt = t.routes[0].clone();
+        rt.span[7].0 = rt.cands.len() as u32 - 1;
+        assert!(rt.check(t.n_hosts, n_ports).is_err());
+        let mut rt = t.routes[0].clone();
+        rt.cands[0] = n_ports as u16;
+        assert!(rt.check(t.n_hosts, n_ports).is_err());
+    }
+
+    /// Through the memo, every choice equals the hash's: 40,000 (flow, destination) keys in
+    /// an order that revisits recent keys (hits), older ones (evicted: recomputed) and keys
+    /// sharing a slot, on a leaf (16 uplinks) and a spine of the 8 x 8 x 4 leaf-spine.
+    #[test]
+    fn ecmp_memo_gives_the_hash_choice_for_every_key() {
+        let t = leaf_spine(8, 8, 16, 2, 10_000_000_000, 40_000_000_000, 1_000_000);
+        let mut hits = 0;
+        for sw in [0u32, 9] {
+            let (rt, salt) = (&t.routes[sw as usize], t.ecmp_salt(sw));
+            let mut memo = EcmpMemo::default();
+            let mut x = 12345u64;
+            for k in 0..40_000u32 {
+                // recent flows mostly, sometimes a far older one; the CBR bit on some
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let back = if x >> 60 == 0 { (x >> 32) as u32 % 5000 } else { (x >> 32) as u32 % 40 };
+                let flow = k.saturating_sub(back) / 4 | if x >> 63 == 1 && x & 1 == 1 { 1 << 31 } else { 0 };
+                let dst = (((x >> 16) as u32 % 2) * 17 + flow) % 128;
+                let before = memo.slots.iter().filter(|e| e.0 == (flow as u64) << 32 | dst as u64).count();
+                let got = unsafe { rt.choose_memo(&mut memo, flow, dst, salt) };
+                assert_eq!(got, rt.choose(dst, ecmp_hash(flow, dst, salt)), "switch {sw}, flow {flow}, dst {dst}");
+                hits += before;
+            }
+        }
+        // The memo is exercised both ways: hits and misses.
+        assert!(hits > 10_000 && hits < 70_000, "{hits} hits of 80,000");
+        // Keys sharing a slot (same flow, other destination; other flows), taken in turns:
+        // each evicts the other, and a match on part of the key would give a wrong port.
+        let (rt, salt) = (&t.routes[0], t.ecmp_salt(0));
+        let mut by_slot: std::collections::BTreeMap<u32, Vec<(u32, u32)>> = Default::default();
+        for flow in 0..1024u32 {
+            for dst in 16..128u32 {
+                by_slot.entry((flow.wrapping_mul(0x9E37_79B1) ^ dst.wrapping_mul(0x85EB_CA77)) >> 24).or_default().push((flow, dst));
+            }
+        }
+        let mut memo = EcmpMemo::default();
+        let mut differing = 0;
+        for keys in by_slot.values_mut() {
+            // In turns by flow, then by destination (same destination, other flows adjacent).
+            for pass in 0..2 {
+                if pass == 1 {
+                    keys.sort_by_key(|&(flow, dst)| (dst, flow));
+                }
+                for &(flow, dst) in keys.iter() {
+                    let want = rt.choose(dst, ecmp_hash(flow, dst, salt));
+                    assert_eq!(unsafe { rt.choose_memo(&mut memo, flow, dst, salt) }, want, "flow {flow}, dst {dst}");
+                    differing += (want != rt.choose(keys[0].1, ecmp_hash(keys[0].0, keys[0].1, salt))) as u32;
+                }
+            }
+        }
+        assert!(differing > 1000, "colliding keys mostly choose other ports ({differing})");
     }
 
     /// Pearson chi-square of `counts` against a uniform spread.

@@ -26,6 +26,19 @@ fn pow2_shifts(alpha: f64) -> Option<(u32, u32)> {
     (-16..=16).find(|&k| 2f64.powi(k) == alpha).map(|k: i32| if k < 0 { (k.unsigned_abs(), 0) } else { (0, k as u32) })
 }
 
+impl DynamicThresholds {
+    /// DT's decision for a packet of `size_bytes` to a queue of class `queue` holding
+    /// `qbytes`, with `remaining_bytes` = B − Q(t) free: the one rule behind `admit`, which
+    /// the switch calls directly with the queue's bytes it has already read.
+    #[inline(always)]
+    pub(crate) fn admits(&self, queue: usize, qbytes: u64, size_bytes: u32, remaining_bytes: u64) -> bool {
+        if let Some(&(left, right)) = self.shifts.get(queue) {
+            return (qbytes + size_bytes as u64) << left <= remaining_bytes << right;
+        }
+        fits(qbytes, size_bytes, self.alpha[queue], remaining_bytes)
+    }
+}
+
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only("dt", &["alpha"])?;
     // α = 0.5: the value of the FB (§6.2), ABM (§4.1) and BSHARE evaluations.
@@ -41,11 +54,17 @@ pub fn threshold_for(st: &BufferState, alpha: f64) -> f64 {
     alpha * st.remaining_bytes() as f64
 }
 
+/// q + size ≤ α·(B − Q(t)), with B − Q(t) = `remaining_bytes`.
+#[inline(always)]
+fn fits(qbytes: u64, size_bytes: u32, alpha: f64, remaining_bytes: u64) -> bool {
+    (qbytes + size_bytes as u64) as f64 <= alpha * remaining_bytes as f64
+}
+
 /// DT's rule for a given α: admit iff q + size ≤ α·(B − Q(t)). Shared by the schemes that run
 /// on top of DT with their own α per queue (FBA, ABM-approx).
 #[inline]
 pub fn admit_for(st: &BufferState, q: QueueRef, size_bytes: u32, alpha: f64) -> Admission {
-    if (st.qbytes(q) + size_bytes as u64) as f64 <= threshold_for(st, alpha) {
+    if fits(st.qbytes(q), size_bytes, alpha, st.remaining_bytes()) {
         Admission::Accept
     } else {
         Admission::Drop
@@ -61,13 +80,11 @@ impl BufferManager for DynamicThresholds {
     }
     #[inline]
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
-        if let Some(&(left, right)) = self.shifts.get(q.queue) {
-            if (st.qbytes(q) + pkt.size_bytes as u64) << left <= st.remaining_bytes() << right {
-                return Admission::Accept;
-            }
-            return Admission::Drop;
+        if self.admits(q.queue, st.qbytes(q), pkt.size_bytes, st.remaining_bytes()) {
+            Admission::Accept
+        } else {
+            Admission::Drop
         }
-        admit_for(st, q, pkt.size_bytes, self.alpha[q.queue])
     }
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
         Some(threshold_for(st, self.alpha[q.queue]))

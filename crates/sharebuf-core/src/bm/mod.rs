@@ -141,12 +141,29 @@ impl BufferState {
         }
     }
 
-    // The per-packet accounting indexes its four vectors without bounds checks. SAFETY: the
+    // The per-packet accounting (and `qbytes_of`) indexes its vectors without bounds checks. SAFETY: the
     // switch passes only queues it has already indexed its port's queues with (an arriving
     // packet's egress port from its route table, its queue clamped to `n_queues - 1`; a
     // push-out victim after `ports[..].queues[victim.queue]`), so `port < n_ports` and
     // `queue < n_queues`: `idx(q)` is below the per-queue vectors' length `n_ports * n_queues`
     // and `q.queue` below `prio_bytes`' length. Checked in debug builds.
+    /// `qbytes` for the per-packet path, without a bounds check (same contract as below).
+    #[inline(always)]
+    pub(crate) fn qbytes_of(&self, q: QueueRef) -> u64 {
+        debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);
+        unsafe { *self.queue_bytes.get_unchecked(self.idx(q)) }
+    }
+
+    /// A packet entered queue `q` and left it at once (an idle port, no scheme hook watching):
+    /// the queue's bytes and packets and the occupancy end where they were; only its drain
+    /// counter moves.
+    #[inline(always)]
+    pub(crate) fn on_pass_through(&mut self, q: QueueRef, bytes: u64) {
+        debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);
+        let i = self.idx(q);
+        unsafe { *self.deq_bytes.get_unchecked_mut(i) += bytes };
+    }
+
     #[inline(always)]
     pub(crate) fn on_enqueue(&mut self, q: QueueRef, bytes: u64) {
         debug_assert!(q.port < self.n_ports && q.queue < self.n_queues);

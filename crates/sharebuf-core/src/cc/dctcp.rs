@@ -61,7 +61,8 @@ impl CongestionControl for Dctcp {
     fn ecn_capable(&self) -> bool {
         true
     }
-    #[inline]
+    // Inlined into `FlowCc::on_ack`, itself inlined into the TCP fast ACK path.
+    #[inline(always)]
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if !self.started {
             self.started = true;
@@ -100,7 +101,7 @@ mod tests {
     use super::*;
 
     fn ack(acked: u64, ece: bool, una: u64, nxt: u64) -> AckInfo<'static> {
-        AckInfo { now: 0, acked_bytes: acked, ece, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: nxt, path: crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 } }
+        AckInfo { now: 0, acked_bytes: acked, ece, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: nxt, path: &crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 } }
     }
 
     #[test]

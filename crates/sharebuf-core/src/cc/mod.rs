@@ -63,7 +63,8 @@ pub struct AckInfo<'a> {
     pub in_recovery: bool,
     pub snd_una: u64,
     pub snd_nxt: u64,
-    pub path: PathInfo,
+    /// The flow's path, by reference (not copied per ACK).
+    pub path: &'a PathInfo,
 }
 
 /// A congestion-control algorithm, one value per flow.
@@ -149,7 +150,9 @@ impl FlowCc {
     pub fn on_start(&mut self, w: &mut Window, now: Time, path: &PathInfo) {
         each_cc!(self, c => c.on_start(w, now, path))
     }
-    #[inline]
+    // Always inlined into the TCP fast ACK path (the ACK's `AckInfo` need not be stored for a
+    // call); DCTCP's `on_ack` is inlined into it, the others are calls as before.
+    #[inline(always)]
     pub fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         each_cc!(self, c => c.on_ack(w, a))
     }
@@ -242,7 +245,7 @@ mod tests {
                 una += 1000;
                 let rtt = 20_000_000 + (i % 13) * 1_000_000;
                 for (k, cc) in [&mut direct, &mut dynamic].into_iter().enumerate() {
-                    let a = AckInfo { now: i * 2_000_000, acked_bytes: 1000, ece: i % 7 == 0 && i < 1000, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w[k].cwnd_bytes, path };
+                    let a = AckInfo { now: i * 2_000_000, acked_bytes: 1000, ece: i % 7 == 0 && i < 1000, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w[k].cwnd_bytes, path: &path };
                     cc.on_ack(&mut w[k], &a);
                     if i == 1500 {
                         w[k].ssthresh_bytes = cc.ssthresh_after_loss(&w[k], w[k].cwnd_bytes);

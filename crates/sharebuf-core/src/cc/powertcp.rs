@@ -124,7 +124,7 @@ mod tests {
         cc.on_start(&mut w, 0, &path);
         assert_eq!(w.cwnd_bytes, 12_500);
         let (s1, s2) = (stack(1_000_000, 0, 100_000), stack(2_000_000, 1_250, 100_000));
-        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path };
+        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path: &path };
         cc.on_ack(&mut w, &ack(20_000_000, &s1));
         cc.on_ack(&mut w, &ack(21_000_000, &s2));
         let expect = 0.9 * (12_500.0 / (9.0 / 0.95) + 125.0) + 0.1 * 12_500.0;

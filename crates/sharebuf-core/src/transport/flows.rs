@@ -30,6 +30,19 @@ const NO_SLOT: u32 = u32::MAX;
 /// packet of a retired flow anywhere) retire each flow as early as possible.
 const MIN_SWEEP: usize = if cfg!(debug_assertions) { 1 } else { 1024 };
 
+/// An active flow's slab slot, as [`FlowTable::slot_of`] or [`FlowTable::activate`] gave it.
+/// Only the table makes one, and its slab never shrinks, so a `Slot` always indexes it: the
+/// per-packet look-ups through it need no bounds check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot(usize);
+
+impl Slot {
+    #[inline(always)]
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
 pub struct FlowTable {
     /// Per flow: the generated description.
     pub desc: FlowColumns,
@@ -102,29 +115,44 @@ impl FlowTable {
 
     /// Slot of flow `fi` while it is active.
     #[inline]
-    pub fn slot_of(&self, fi: usize) -> Option<usize> {
+    pub fn slot_of(&self, fi: usize) -> Option<Slot> {
         let s = self.slot[fi];
-        (s != NO_SLOT).then_some(s as usize)
+        (s != NO_SLOT).then_some(Slot(s as usize))
     }
 
-    #[inline]
-    pub fn at(&self, s: usize) -> &TcpFlow {
-        &self.slab[s]
+    /// `slot_of` for a flow id known to be in range.
+    ///
+    /// # Safety
+    /// `fi < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn slot_of_unchecked(&self, fi: usize) -> Option<Slot> {
+        debug_assert!(fi < self.slot.len());
+        let s = *self.slot.get_unchecked(fi);
+        (s != NO_SLOT).then_some(Slot(s as usize))
     }
 
-    #[inline]
-    pub fn at_mut(&mut self, s: usize) -> &mut TcpFlow {
-        &mut self.slab[s]
+    #[inline(always)]
+    pub fn at(&self, s: Slot) -> &TcpFlow {
+        debug_assert!(s.0 < self.slab.len());
+        // SAFETY: a `Slot` is below the slab's length when made, and the slab never shrinks.
+        unsafe { self.slab.get_unchecked(s.0) }
+    }
+
+    #[inline(always)]
+    pub fn at_mut(&mut self, s: Slot) -> &mut TcpFlow {
+        debug_assert!(s.0 < self.slab.len());
+        // SAFETY: as in `at`.
+        unsafe { self.slab.get_unchecked_mut(s.0) }
     }
 
     /// Flow `fi`'s state while it is active.
     #[inline]
     pub fn get(&self, fi: usize) -> Option<&TcpFlow> {
-        self.slot_of(fi).map(|s| &self.slab[s])
+        self.slot_of(fi).map(|s| self.at(s))
     }
 
     /// Flow `fi` starts as `f`: give it a slot (a free one if any) and return it.
-    pub fn activate(&mut self, fi: usize, f: TcpFlow) -> usize {
+    pub fn activate(&mut self, fi: usize, f: TcpFlow) -> Slot {
         debug_assert_eq!(self.slot[fi], NO_SLOT, "flow {fi} started twice");
         let s = match self.free.pop() {
             Some(s) => {
@@ -139,16 +167,17 @@ impl FlowTable {
             }
         };
         self.slot[fi] = s as u32;
-        s
+        Slot(s)
     }
 
     /// After flow `fi` (in slot `s`) handled a packet: once it is finished and its sender
     /// done, it becomes a candidate for retirement; enough candidates trigger a sweep.
     #[inline]
-    pub fn after_packet(&mut self, fi: usize, s: usize, pool: &PacketPool) {
+    pub fn after_packet(&mut self, fi: usize, s: Slot, pool: &PacketPool) {
         // The sender's state first: it is rarely `Done`, and it is in the cache line the
         // packet's handler just used (the `queued` look-up is needed only then).
-        let f = &self.slab[s];
+        let f = self.at(s);
+        let s = s.0;
         if f.state == SendState::Done && self.retire && !self.queued[s] && f.finished() {
             self.queued[s] = true;
             self.candidates.push(fi as u32);
@@ -176,7 +205,7 @@ impl FlowTable {
             let p = pool.get(id as u32);
             if !p.has(flags::CBR) {
                 if let Some(s) = self.slot_of(p.flow as usize) {
-                    self.in_network[s] = true;
+                    self.in_network[s.0] = true;
                 }
             }
         }
@@ -240,7 +269,7 @@ impl FlowTable {
         let received = (0..self.len()).map(|fi| self.received_bytes(fi)).collect();
         for fi in 0..self.len() {
             if let Some(s) = self.slot_of(fi) {
-                let f = &self.slab[s];
+                let f = &self.slab[s.0];
                 self.end_ps[fi] = f.end_ps.unwrap_or(u64::MAX);
                 self.retransmits[fi] = f.retransmits;
                 self.timeouts[fi] = f.timeouts;

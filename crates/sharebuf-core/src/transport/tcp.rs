@@ -384,7 +384,7 @@ impl TcpFlow {
                 self.snd_nxt = ack;
             }
             self.dupacks = 0;
-            let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, path: self.path };
+            let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, path: &self.path };
             self.cc.as_mut().expect("established flow has a congestion controller").on_ack(&mut self.win, &info);
             if ack >= self.size_bytes {
                 self.state = SendState::Done;
@@ -442,7 +442,9 @@ impl TcpFlow {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
+            // A copy: `self` changes (retransmissions) while `info` lives, on this rare path.
+            let path = self.path;
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &path };
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
@@ -479,7 +481,7 @@ impl TcpFlow {
             self.rto.arm(now + self.rto_ps);
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: self.path };
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
             // A new recovery only for losses of data sent after the previous one began
