@@ -16,7 +16,9 @@ bound with several seeds, and tabulate each claim's verdict per seed.
    that already ran does not run again), prints the run count and the CPU estimate of
    :func:`sharebuf.repro.estimate_cpu_s` and, where the cache holds a figure's runs, one from
    their measured wall time; figures are dropped, most expensive first, until the estimate fits
-   ``--max-cpu-min`` (the larger of the two estimates is used).
+   ``--max-cpu-min`` (the larger of the two estimates is used). The budget is per call and counts
+   only runs not yet in ``OUT/runs``: a second call into the same OUT spends a new budget on the
+   figures dropped before, and the table covers every figure OUT holds with these seeds.
 3. Runs them (``sharebuf.repro.reproduce``, which evaluates every claim on the mean over seeds
    and on each seed alone: ``seeds_holding``, ``measured_by_seed``) and writes a markdown table:
    claim, paper value, bound, measured per seed, the mean-over-seeds verdict, seeds holding.
