@@ -106,6 +106,68 @@ def test_new_claim_rules_on_a_hand_table():
     assert claims.evaluate(_c(rule="ratio", series="A", others=["B"], max=0.6), t)["measured"] == 1.5
 
 
+def _seed_points():
+    """A figure's points, series A and B at x = 1, 2, seeds 1-3: ratio A/B is 0.25 at x = 1 in
+    every seed; at x = 2 it is 2/4 = 0.5 (seed 1), 3/4 = 0.75 (seed 2), 1/4 = 0.25 (seed 3), and
+    on the mean over seeds (2 + 3 + 1)/3 / 4 = 0.5."""
+    a = {(1, 1.0): 1.0, (1, 2.0): 2.0, (2, 1.0): 1.0, (2, 2.0): 3.0, (3, 1.0): 1.0, (3, 2.0): 1.0}
+    rows = [dict(figure="f", series="A", x=x, seed=sd, m=v) for (sd, x), v in a.items()]
+    rows += [dict(figure="f", series="B", x=x, seed=sd, m=4.0) for sd in (1, 2, 3) for x in (1.0, 2.0)]
+    return pd.DataFrame(rows)
+
+
+def test_per_seed_verdicts_next_to_the_mean():
+    from sharebuf.repro import report
+
+    ft = _seed_points()
+    # The mean holds (worst over x 0.5 ≤ 0.5) but seed 2 does not (0.75).
+    r = claims.evaluate_points(_c(rule="ratio", series="A", others=["B"], at="all", max=0.5), ft, "m")
+    assert r["holds"] and r["measured"] == 0.5
+    assert (r["seeds_holding"], r["seeds_total"]) == (2, 3)
+    assert r["measured_by_seed"] == {"1": 0.5, "2": 0.75, "3": 0.25}
+    # The reverse: at x = 2 with max 0.4 the mean fails (0.5) and seed 3 alone holds (0.25).
+    r2 = claims.evaluate_points(_c(rule="ratio", series="A", others=["B"], at=2.0, max=0.4), ft, "m")
+    assert not r2["holds"] and r2["measured"] == 0.5
+    assert (r2["seeds_holding"], r2["seeds_total"]) == (1, 3)
+    assert r2["measured_by_seed"] == {"1": 0.5, "2": 0.75, "3": 0.25}
+    # A count rule per seed: 'increasing' (rel_tol 0) holds for A's 1 -> 2 (seed 1), 1 -> 3 (seed 2)
+    # and the mean's 1 -> 2; seed 3's flat 1 -> 1 is one inversion.
+    r3 = claims.evaluate_points(_c(rule="monotone", series="A", direction="increasing"), ft, "m")
+    assert r3["holds"] and (r3["seeds_holding"], r3["seeds_total"]) == (2, 3)
+    assert r3["measured_by_seed"] == {"1": 0.0, "2": 0.0, "3": 1.0}
+    # One seed: exactly evaluate()'s result on the mean table, no per-seed keys.
+    one = ft[ft.seed == 2]
+    c = _c(rule="ratio", series="A", others=["B"], at="all", max=0.5)
+    assert claims.evaluate_points(c, one, "m") == claims.evaluate(c, report.series_table(one, "m"))
+    assert "seeds_total" not in claims.evaluate_points(c, one, "m")
+    # claims.md: the "seeds" column and the per-seed values only with more than one seed.
+    f = dict(scale="quick", seeds=[1, 2, 3], claims=[r, r2])
+    md = report.claims_md({"f": f}, {})
+    assert "| holds | seeds | measured per seed | note |" in md
+    assert "| yes | 2/3 | s1 0.5, s2 0.75, s3 0.25 |" in md and "| **no** | 1/3 | s1 0.5, s2 0.75, s3 0.25 |" in md
+    assert "claims held 1 of 2 (mean over seeds); held in every seed alone 0." in md
+    f1 = dict(scale="quick", seeds=[2], claims=[claims.evaluate_points(c, one, "m")])
+    md1 = report.claims_md({"f": f1}, {})
+    assert "seeds |" not in md1 and "| claim | panel | paper | measured | rule | holds | note |" in md1
+    assert "Scale `quick`, seeds [2]; claims held 0 of 1.\n" in md1
+
+
+def test_per_seed_verdicts_end_to_end(tmp_path):
+    """abm-fig3 (a tiny packet simulation) with two seeds: claims.json carries per-seed verdicts,
+    each seed's measured value is the drain-time ratio of that seed's own runs."""
+    res = repro.reproduce(["abm-fig3"], tmp_path, seeds=[1, 2], jobs=1, log=lambda *a: None)
+    pts = pd.read_parquet(tmp_path / "points.parquet")
+    cj = json.loads((tmp_path / "claims.json").read_text())["abm-fig3"]
+    c = cj["claims"][0]
+    assert cj["seeds"] == [1, 2] and c == res["abm-fig3"][0]
+    assert c["seeds_total"] == 2 and c["seeds_holding"] == sum(2.9 <= v <= 3.1 for v in c["measured_by_seed"].values())
+    for sd in (1, 2):
+        g = pts[pts.seed == sd]
+        d = dict(zip(g.series, g["queue.drain_us"]))
+        assert math.isclose(c["measured_by_seed"][str(sd)], d["i1: 3 RR queues"] / d["i2: 1 queue"], rel_tol=1e-12)
+    assert f"| {c['seeds_holding']}/2 |" in (tmp_path / "claims.md").read_text()
+
+
 def test_per_x_overrides_and_constant_series():
     """[x.set] and series x_set change several keys at one x; a constant series runs once and is
     reported at every x (the DT bar of ABM Fig. 12)."""

@@ -1,4 +1,5 @@
-"""Check rules for the papers' claims, evaluated on the mean over seeds of each (series, x).
+"""Check rules for the papers' claims, evaluated on the mean over seeds of each (series, x)
+(:func:`evaluate_points`: and, with more than one seed, on each seed alone).
 
 Every rule yields a *measured* number and whether it holds:
 
@@ -146,6 +147,24 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
         rule = _describe(c, lo, hi)
     return dict(id=c.id, panel=c.panel, text=c.text, paper_value=c.paper_value, measured=measured, rule=rule,
                 holds=bool(ok), note=c.note)
+
+
+def evaluate_points(c: Claim, ft, metric: str) -> dict:
+    """:func:`evaluate` on figure points ``ft`` (a points.parquet frame of one figure), on the mean
+    over seeds of ``metric``; with more than one seed in ``ft``, the same rule also on each seed's
+    points alone, added as ``seeds_total``, ``seeds_holding`` (how many seeds it holds in) and
+    ``measured_by_seed`` ({seed as a string: measured}, seeds ascending). With one seed the result
+    is exactly :func:`evaluate`'s."""
+    from .report import series_table
+
+    r = evaluate(c, series_table(ft, metric))
+    seeds = sorted({int(s) for s in ft["seed"]}) if "seed" in getattr(ft, "columns", ()) else []
+    if len(seeds) > 1:
+        per = {s: evaluate(c, series_table(ft[ft["seed"] == s], metric)) for s in seeds}
+        r["seeds_total"] = len(seeds)
+        r["seeds_holding"] = sum(p["holds"] for p in per.values())
+        r["measured_by_seed"] = {str(s): p["measured"] for s, p in per.items()}
+    return r
 
 
 def _describe(c: Claim, lo: float, hi: float) -> str:

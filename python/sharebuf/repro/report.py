@@ -100,17 +100,36 @@ def _fmt(v) -> str:
 def _figure_md(fid: str, f: dict, spec, image: bool) -> list:
     title = f"{spec.paper} {spec.figure}: {spec.title}" if spec else fid
     held = sum(c["holds"] for c in f["claims"])
+    # Per-seed verdicts (claims.evaluate_points) exist only when the figure ran more than one seed.
+    per_seed = any("seeds_total" in c for c in f["claims"])
+    every = (f" (mean over seeds); held in every seed alone {sum(c.get('seeds_holding') == c.get('seeds_total') for c in f['claims'])}"
+             if per_seed else "")
     lines = [f"## {fid} — {title}", "", f"{spec.description if spec else ''} Scale `{f['scale']}`, seeds {f['seeds']}; "
-             f"claims held {held} of {len(f['claims'])}.", ""]
+             f"claims held {held} of {len(f['claims'])}{every}.", ""]
     if image:
         lines += [f"![{fid}]({fid}.png)", ""]
     if not f["claims"]:
         return lines + ["(no numeric claims)", ""]
-    lines += ["| claim | panel | paper | measured | rule | holds | note |", "|---|---|---|---|---|---|---|"]
+    if per_seed:
+        lines += ["| claim | panel | paper | measured | rule | holds | seeds | measured per seed | note |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+    else:
+        lines += ["| claim | panel | paper | measured | rule | holds | note |", "|---|---|---|---|---|---|---|"]
     for c in f["claims"]:
+        seeds = (f" {_seeds_held(c)} | {_per_seed(c)} |" if per_seed else "")
         lines.append(f"| {c['text']} | {c['panel']} | {_fmt(c['paper_value'])} | {_fmt(c['measured'])} | {c['rule']} | "
-                     f"{'yes' if c['holds'] else '**no**'} | {c['note']} |")
+                     f"{'yes' if c['holds'] else '**no**'} |{seeds} {c['note']} |")
     return lines + [""]
+
+
+def _seeds_held(c: dict) -> str:
+    """"2/3": the seeds a claim holds in alone, of those run ("—" without per-seed verdicts)."""
+    return f"{c['seeds_holding']}/{c['seeds_total']}" if "seeds_total" in c else "—"
+
+
+def _per_seed(c: dict) -> str:
+    """The measured value of each seed alone, ascending seeds: "s1 0.52, s2 0.61"."""
+    return ", ".join(f"s{s} {_fmt(v)}" for s, v in c.get("measured_by_seed", {}).items()) or "—"
 
 
 def _count(allc: dict):
