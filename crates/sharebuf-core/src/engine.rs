@@ -107,7 +107,7 @@ impl Ord for Event {
 }
 
 /// Width of one calendar window: 2^18 ps (about 262 ns): a few events per window on a loaded
-/// 10-100 Gbps network, so sorting a window is a short insertion sort.
+/// 10-100 Gbps network, so keeping a bucket sorted as it fills moves about one slot per event.
 const WINDOW_BITS: u32 = 18;
 /// Number of calendar windows: 8192 (a horizon of about 2.1 ms).
 const RING: usize = 8192;
@@ -132,41 +132,41 @@ const WINDOW_MASK: Time = (1 << WINDOW_BITS) - 1;
 /// of 16-byte slots, so the counter cannot wrap unnoticed.
 const SEQ_CHECK: u64 = 1 << (SEQ_BITS - 8 - 1);
 
-/// Sort a window's events by key: insertion sort for the usual handful (no call, no setup),
-/// the library sort for a crowded window.
-#[inline]
-fn sort_window(v: &mut [Slot]) {
-    if v.len() > 32 {
-        v.sort_unstable_by_key(|s| s.key);
-        return;
-    }
+/// Insert `slot` into `v`, whose `v[lo..]` is sorted by key, at its sorted place: scanning from
+/// the back, as a new event is usually among the latest (keys are unique: the seq is). Every
+/// bucket is kept sorted this way as it fills, so a window needs no sort when it becomes current
+/// (the moves are those an insertion sort of the bucket would make, without its second pass).
+#[inline(always)]
+fn insert_sorted(v: &mut Vec<Slot>, lo: usize, slot: Slot) {
     let n = v.len();
-    let p = v.as_mut_ptr();
-    // SAFETY: every index read or written is in 0..n: `i < n`, and `j` runs from `i` down to 0
-    // with `j - 1` read only while `j > 0` (the plain indexed loop kept its bounds checks).
+    if n == v.capacity() {
+        v.reserve(1);
+    }
+    // SAFETY: capacity > n, so `p + n` is writable; `q` runs from `p + n` down to `p + lo`
+    // (lo <= n) and `q - 1` is read only while `q > p + lo`; every slot below n is initialised.
     unsafe {
-        for i in 1..n {
-            let x = *p.add(i);
-            let mut j = i;
-            while j > 0 && (*p.add(j - 1)).key > x.key {
-                *p.add(j) = *p.add(j - 1);
-                j -= 1;
-            }
-            *p.add(j) = x;
+        let p = v.as_mut_ptr();
+        let stop = p.add(lo);
+        let mut q = p.add(n);
+        while q > stop && (*q.sub(1)).key > slot.key {
+            *q = *q.sub(1);
+            q = q.sub(1);
         }
+        *q = slot;
+        v.set_len(n + 1);
     }
 }
 
 /// Min-queue of events with FIFO tie-breaking: a calendar queue.
 ///
-/// Time is cut into windows of 2^18 ps. Events of the next 8191 windows are appended unsorted
-/// to their window's ring bucket as 16-byte slots keyed by one integer, (time offset in the
-/// window, insertion sequence); later events (timers, future flow starts) wait in an overflow
-/// heap. When the current window is used up, the next non-empty window (found with a bitmap)
-/// becomes current: its bucket is sorted once by key and popped from the front; an event
-/// scheduled into the current window itself is inserted at its sorted place. The order is
-/// exactly (time, seq), like a single binary heap, but the work per event is an append, a
-/// share of one small sort, and a read.
+/// Time is cut into windows of 2^18 ps. Events of the next 8191 windows go to their window's
+/// ring bucket as 16-byte slots keyed by one integer, (time offset in the window, insertion
+/// sequence), each bucket kept sorted by key as it fills (an insertion from the back: usually
+/// one comparison); later events (timers, future flow starts) wait in an overflow heap. When
+/// the current window is used up, the next non-empty window (found with a bitmap) becomes
+/// current: its bucket is popped from the front as it is; an event scheduled into the current
+/// window itself is inserted at its sorted place. The order is exactly (time, seq), like a
+/// single binary heap, but the work per event is a short sorted insertion and a read.
 ///
 /// The insertion sequence has 46 bits (a 38-bit counter above the kind byte); runs of up to
 /// 2^37 (1.4e11) events are checked (`SEQ_CHECK`).
@@ -244,7 +244,7 @@ impl EventQueue {
             if bucket.is_empty() {
                 self.occupied[i >> 6] |= 1 << (i & 63);
             }
-            bucket.push(slot);
+            insert_sorted(bucket, 0, slot);
         } else {
             self.at_cold(t, seq, slot);
         }
@@ -255,19 +255,7 @@ impl EventQueue {
     fn at_cold(&mut self, t: Time, seq: u64, slot: Slot) {
         self.check_seq();
         if t < self.cur_end {
-            // The new key is the largest among equal times (newest seq): insert it after every
-            // smaller key, scanning from the back (a new event is usually among the latest).
-            self.cur.push(slot);
-            let p = self.cur.as_mut_ptr();
-            let mut j = self.cur.len() - 1;
-            // SAFETY: `head <= j < len` throughout; `j - 1` is read only while `j > head`.
-            unsafe {
-                while j > self.head && (*p.add(j - 1)).key > slot.key {
-                    *p.add(j) = *p.add(j - 1);
-                    j -= 1;
-                }
-                *p.add(j) = slot;
-            }
+            insert_sorted(&mut self.cur, self.head, slot);
         } else {
             self.overflow.push(Event { time: t, seq, a: slot.a, b: slot.b });
         }
@@ -338,11 +326,10 @@ impl EventQueue {
                     break;
                 }
                 let e = self.overflow.pop().unwrap();
-                self.cur.push(Slot { key: ((e.time & WINDOW_MASK) << SEQ_BITS) | e.seq, a: e.a, b: e.b });
+                insert_sorted(&mut self.cur, 0, Slot { key: ((e.time & WINDOW_MASK) << SEQ_BITS) | e.seq, a: e.a, b: e.b });
             }
             // Overflow events that now fall inside the horizon stay in the overflow heap;
             // they are pulled in when their window comes.
-            sort_window(&mut self.cur);
         }
         true
     }
