@@ -65,6 +65,13 @@ impl Event {
         debug_assert!(self.seq & 0xff < 10);
         KINDS[(self.seq & 0xf) as usize]
     }
+
+    /// Whether the event is of kind `k`: one comparison of the kind bits (the event loop tests
+    /// its two per-packet kinds this way before a full dispatch).
+    #[inline]
+    pub fn is(&self, k: Kind) -> bool {
+        self.seq & 0xf == k as u64
+    }
 }
 
 /// `Kind` by discriminant, padded to 16 entries (indices 10..16 never occur).
@@ -353,7 +360,10 @@ impl EventQueue {
         if self.head == self.cur.len() && !self.advance() {
             return Err(false);
         }
-        let e = self.event_of(&self.cur[self.head]);
+        debug_assert!(self.head < self.cur.len());
+        // SAFETY: `head < cur.len()`: tested above, or `advance` returned true, which it does
+        // only with an event at `cur[head]`.
+        let e = self.event_of(unsafe { self.cur.get_unchecked(self.head) });
         if e.time > limit {
             return Err(true);
         }

@@ -3,7 +3,7 @@
 use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
-use crate::engine::{EventQueue, Kind, Time};
+use crate::engine::{Event, EventQueue, Kind, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
@@ -59,7 +59,6 @@ pub struct Simulator {
     out: Vec<Packet>,
     /// TCP flows not yet finished + constant-rate flows not yet stopped.
     outstanding: u64,
-    draining: bool,
     buf_time_ps: Vec<u64>,
     buf_switch: Vec<u16>,
     buf_bytes: Vec<u64>,
@@ -224,7 +223,6 @@ impl Simulator {
             counters: Counters::default(),
             out: Vec::with_capacity(64),
             outstanding: 0,
-            draining: false,
             buf_time_ps: Vec::new(),
             buf_switch: Vec::new(),
             buf_bytes: Vec::new(),
@@ -292,31 +290,23 @@ impl Simulator {
                     break;
                 }
             };
-            self.events_by_kind[e.kind() as usize] += 1;
-            match e.kind() {
-                Kind::Arrive => self.arrive(e.a, e.b),
-                Kind::TxDone => {
-                    debug_assert!((e.a as usize) < self.ports.len());
-                    // SAFETY: TxDone events are scheduled only with a port id (`kick`, `start_tx`).
-                    let port = unsafe { self.ports.get_unchecked_mut(e.a as usize) };
-                    // Only the port's live TxDone counts; an earlier one went stale when a
-                    // transmission started at the same instant from an arrival.
-                    if port.txdone_at == e.time {
-                        port.txdone_at = 0;
-                        self.kick(e.a as usize);
-                    }
+            // The two per-packet kinds first, by their kind bits; Arrive events are counted
+            // at the end (every event popped is dispatched: they are the rest).
+            if e.is(Kind::Arrive) {
+                self.arrive(e.a, e.b);
+            } else if e.is(Kind::TxDone) {
+                self.events_by_kind[Kind::TxDone as usize] += 1;
+                debug_assert!((e.a as usize) < self.ports.len());
+                // SAFETY: TxDone events are scheduled only with a port id (`kick`, `start_tx`).
+                let port = unsafe { self.ports.get_unchecked_mut(e.a as usize) };
+                // Only the port's live TxDone counts; an earlier one went stale when a
+                // transmission started at the same instant from an arrival.
+                if port.txdone_at == e.time {
+                    port.txdone_at = 0;
+                    self.kick(e.a as usize);
                 }
-                Kind::FlowStart => self.flow_start(e.a),
-                Kind::Rto => self.timer_event(e.a, TimerKind::Rto),
-                Kind::DelAck => self.timer_event(e.a, TimerKind::DelAck),
-                Kind::Pace => self.timer_event(e.a, TimerKind::Pace),
-                Kind::CbrSend => self.cbr_send(e.a),
-                Kind::BmTick => self.bm_tick(e.a),
-                Kind::SampleBuffer => self.sample_buffer(),
-                Kind::SampleQueues => self.sample_queues(),
-            }
-            if self.outstanding == 0 {
-                self.draining = true;
+            } else {
+                self.dispatch_other(e);
             }
             #[cfg(debug_assertions)]
             self.debug_check_event();
@@ -328,6 +318,24 @@ impl Simulator {
         let wall_s = wall.elapsed().as_secs_f64();
         self.check_at_end(aborted);
         self.output(wall_s, hit_max || aborted)
+    }
+
+    /// Every event kind but the per-packet two (`run` handles those inline).
+    #[inline(never)]
+    fn dispatch_other(&mut self, e: Event) {
+        let k = e.kind();
+        self.events_by_kind[k as usize] += 1;
+        match k {
+            Kind::Arrive | Kind::TxDone => unreachable!("handled in run"),
+            Kind::FlowStart => self.flow_start(e.a),
+            Kind::Rto => self.timer_event(e.a, TimerKind::Rto),
+            Kind::DelAck => self.timer_event(e.a, TimerKind::DelAck),
+            Kind::Pace => self.timer_event(e.a, TimerKind::Pace),
+            Kind::CbrSend => self.cbr_send(e.a),
+            Kind::BmTick => self.bm_tick(e.a),
+            Kind::SampleBuffer => self.sample_buffer(),
+            Kind::SampleQueues => self.sample_queues(),
+        }
     }
 
     // ---------------------------------------------------------------- packets
@@ -852,9 +860,10 @@ impl Simulator {
 
     fn bm_tick(&mut self, s: u32) {
         let now = self.ev.now;
+        let draining = self.draining();
         let sw = &mut self.switches[s as usize];
         sw.bm.on_tick(&sw.buf, now);
-        if !self.draining || sw.buf.occupied_bytes > 0 {
+        if !draining || sw.buf.occupied_bytes > 0 {
             let dt = sw.bm.tick_interval_ps().unwrap_or(0).max(1);
             self.ev.at(now + dt, Kind::BmTick, s, 0);
         }
@@ -889,10 +898,18 @@ impl Simulator {
         }
     }
 
+    /// Every flow finished before the current event: `outstanding` only falls during a run,
+    /// so this is "it was 0 after some earlier event" (the first event never drains), read by
+    /// the periodic events, which do not change it. (Derived here, not flagged after every event.)
+    #[inline]
+    fn draining(&self) -> bool {
+        self.outstanding == 0 && self.ev.processed > 1
+    }
+
     /// Periodic samples go on until every flow is done *and* the buffers are empty: a
     /// constant-rate flow that stopped sending may still have full queues to watch drain.
     fn keep_sampling(&self) -> bool {
-        !self.draining || self.switches.iter().any(|s| s.buf.occupied_bytes > 0)
+        !self.draining() || self.switches.iter().any(|s| s.buf.occupied_bytes > 0)
     }
 
     // ---------------------------------------------------------------- results
@@ -947,6 +964,8 @@ impl Simulator {
         o.counters = self.counters.clone();
         o.events = self.ev.processed;
         o.events_by_kind = self.events_by_kind;
+        // `run` does not count Arrive events one by one: they are every other event popped.
+        o.events_by_kind[Kind::Arrive as usize] = self.ev.processed - self.events_by_kind.iter().sum::<u64>();
         o.end_ps = self.ev.now;
         o.in_flight_pkts = self.pool.in_use() as u64;
         o.in_flight_bytes = self.pool.in_use_bytes();
