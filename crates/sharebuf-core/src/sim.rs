@@ -3,7 +3,7 @@
 use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
-use crate::engine::{Event, EventQueue, Kind, Time};
+use crate::engine::{Event, EventQueue, Kind, Stop, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
@@ -274,21 +274,28 @@ impl Simulator {
     }
 
     /// Run to completion (all flows finished and drained) or to the hard stop.
-    /// `progress(now, events)` is called every 2^18 events; returning false aborts.
+    /// `progress(now, events)` is called after every 2^18 events (`POLL_EVERY`; at the next
+    /// switch of the event queue's 262 ns window, so a few events later); returning false aborts.
     pub fn run(&mut self, progress: &mut dyn FnMut(Time, u64) -> bool) -> RunOutput {
         let wall = std::time::Instant::now();
         let mut hit_max = false;
         let mut aborted = false;
         loop {
-            let e = match self.ev.pop_until(self.max_ps) {
+            let e = match self.ev.pop_or_poll(self.max_ps) {
                 Ok(e) => e,
-                Err(later) => {
-                    if later {
-                        hit_max = self.outstanding > 0;
-                        self.ev.now = self.max_ps;
+                Err(Stop::Poll) => {
+                    if !progress(self.ev.now, self.ev.processed()) {
+                        aborted = true;
+                        break;
                     }
+                    continue;
+                }
+                Err(Stop::Later) => {
+                    hit_max = self.outstanding > 0;
+                    self.ev.now = self.max_ps;
                     break;
                 }
+                Err(Stop::Empty) => break,
             };
             // The two per-packet kinds first, by their kind bits; Arrive events are counted
             // at the end (every event popped is dispatched: they are the rest).
@@ -310,10 +317,6 @@ impl Simulator {
             }
             #[cfg(debug_assertions)]
             self.debug_check_event();
-            if self.ev.processed & 0x3_ffff == 0 && !progress(self.ev.now, self.ev.processed) {
-                aborted = true;
-                break;
-            }
         }
         let wall_s = wall.elapsed().as_secs_f64();
         self.check_at_end(aborted);
@@ -903,7 +906,7 @@ impl Simulator {
     /// the periodic events, which do not change it. (Derived here, not flagged after every event.)
     #[inline]
     fn draining(&self) -> bool {
-        self.outstanding == 0 && self.ev.processed > 1
+        self.outstanding == 0 && self.ev.processed() > 1
     }
 
     /// Periodic samples go on until every flow is done *and* the buffers are empty: a
@@ -962,10 +965,10 @@ impl Simulator {
             o.switch_final_bytes.push(sw.buf.occupied_bytes);
         }
         o.counters = self.counters.clone();
-        o.events = self.ev.processed;
+        o.events = self.ev.processed();
         o.events_by_kind = self.events_by_kind;
         // `run` does not count Arrive events one by one: they are every other event popped.
-        o.events_by_kind[Kind::Arrive as usize] = self.ev.processed - self.events_by_kind.iter().sum::<u64>();
+        o.events_by_kind[Kind::Arrive as usize] = self.ev.processed() - self.events_by_kind.iter().sum::<u64>();
         o.end_ps = self.ev.now;
         o.in_flight_pkts = self.pool.in_use() as u64;
         o.in_flight_bytes = self.pool.in_use_bytes();
