@@ -185,8 +185,10 @@ fn insert_sorted(v: &mut Vec<Slot>, lo: usize, max: usize, slot: Slot) {
 /// one comparison); later events (timers, future flow starts) wait in an overflow heap. When
 /// the current window is used up, the next non-empty window (found with a bitmap) becomes
 /// current: its bucket is popped from the front as it is; an event scheduled into the current
-/// window itself is inserted at its sorted place. The order is exactly (time, seq), like a
-/// single binary heap, but the work per event is a short sorted insertion and a read.
+/// window itself is inserted at its sorted place. A crowded bucket (more than
+/// `SORTED_BUCKET_MAX` events: a large network) takes its later events unsorted and is sorted
+/// when its window comes. The order is exactly (time, seq), like a single binary heap, but the
+/// work per event is a short sorted insertion and a read.
 ///
 /// The insertion sequence has 46 bits (a 38-bit counter above the kind byte); runs of up to
 /// 2^37 (1.4e11) events are checked (`SEQ_CHECK`).

@@ -1002,8 +1002,8 @@ enum TimerKind {
 /// Debug fault hook (docs/reliability.md): the environment variable `SHAREBUF_DEBUG_FAULT`,
 /// read once per run when the engine is built, makes the engine panic on purpose so that the
 /// way a panic reaches the user can be tested on release builds: `panic_at_build` panics
-/// right after the simulator is built, `panic_in_run` at the first progress report (every
-/// 2^18 events; not per packet) or at the end of a shorter run. Unset or any other value: no effect.
+/// right after the simulator is built, `panic_in_run` at the first progress report (after
+/// 2^18 events, at the next event-queue window switch; not per packet) or at the end of a shorter run. Unset or any other value: no effect.
 pub const FAULT_ENV: &str = "SHAREBUF_DEBUG_FAULT";
 
 /// Parse a JSON spec, build and run it.
