@@ -3,7 +3,7 @@
 use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
-use crate::engine::{Event, EventQueue, Kind, Stop, Time};
+use crate::engine::{EventQueue, Kind, Stop, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
@@ -313,7 +313,7 @@ impl Simulator {
                     self.kick(e.a as usize);
                 }
             } else {
-                self.dispatch_other(e);
+                self.dispatch_other(e.kind(), e.a);
             }
             #[cfg(debug_assertions)]
             self.debug_check_event();
@@ -325,17 +325,16 @@ impl Simulator {
 
     /// Every event kind but the per-packet two (`run` handles those inline).
     #[inline(never)]
-    fn dispatch_other(&mut self, e: Event) {
-        let k = e.kind();
+    fn dispatch_other(&mut self, k: Kind, a: u32) {
         self.events_by_kind[k as usize] += 1;
         match k {
             Kind::Arrive | Kind::TxDone => unreachable!("handled in run"),
-            Kind::FlowStart => self.flow_start(e.a),
-            Kind::Rto => self.timer_event(e.a, TimerKind::Rto),
-            Kind::DelAck => self.timer_event(e.a, TimerKind::DelAck),
-            Kind::Pace => self.timer_event(e.a, TimerKind::Pace),
-            Kind::CbrSend => self.cbr_send(e.a),
-            Kind::BmTick => self.bm_tick(e.a),
+            Kind::FlowStart => self.flow_start(a),
+            Kind::Rto => self.timer_event(a, TimerKind::Rto),
+            Kind::DelAck => self.timer_event(a, TimerKind::DelAck),
+            Kind::Pace => self.timer_event(a, TimerKind::Pace),
+            Kind::CbrSend => self.cbr_send(a),
+            Kind::BmTick => self.bm_tick(a),
             Kind::SampleBuffer => self.sample_buffer(),
             Kind::SampleQueues => self.sample_queues(),
         }
