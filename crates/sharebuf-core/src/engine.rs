@@ -65,6 +65,13 @@ impl Event {
         debug_assert!(self.seq & 0xff < 10);
         KINDS[(self.seq & 0xf) as usize]
     }
+
+    /// Whether the event is of kind `k`: one comparison of the kind bits (the event loop tests
+    /// its two per-packet kinds this way before a full dispatch).
+    #[inline]
+    pub fn is(&self, k: Kind) -> bool {
+        self.seq & 0xf == k as u64
+    }
 }
 
 /// `Kind` by discriminant, padded to 16 entries (indices 10..16 never occur).
@@ -107,7 +114,7 @@ impl Ord for Event {
 }
 
 /// Width of one calendar window: 2^18 ps (about 262 ns): a few events per window on a loaded
-/// 10-100 Gbps network, so sorting a window is a short insertion sort.
+/// 10-100 Gbps network, so keeping a bucket sorted as it fills moves about one slot per event.
 const WINDOW_BITS: u32 = 18;
 /// Number of calendar windows: 8192 (a horizon of about 2.1 ms).
 const RING: usize = 8192;
@@ -132,41 +139,56 @@ const WINDOW_MASK: Time = (1 << WINDOW_BITS) - 1;
 /// of 16-byte slots, so the counter cannot wrap unnoticed.
 const SEQ_CHECK: u64 = 1 << (SEQ_BITS - 8 - 1);
 
-/// Sort a window's events by key: insertion sort for the usual handful (no call, no setup),
-/// the library sort for a crowded window.
-#[inline]
-fn sort_window(v: &mut [Slot]) {
-    if v.len() > 32 {
-        v.sort_unstable_by_key(|s| s.key);
-        return;
-    }
+/// A ring bucket is kept sorted as it fills while it holds fewer events than this; past it,
+/// events are appended and the bucket is sorted when its window becomes current (a sorted
+/// insertion moves O(n) slots, so a crowded bucket, e.g. on a large fat-tree, costs
+/// O(n log n) this way instead of O(n^2)).
+const SORTED_BUCKET_MAX: usize = 32;
+
+/// Insert `slot` into `v`, whose `v[lo..]` is sorted by key, at its sorted place: scanning from
+/// the back, as a new event is usually among the latest (keys are unique: the seq is). Every
+/// ring bucket is kept sorted this way as it fills, so its window needs no sort when it becomes
+/// current (the moves are those an insertion sort of the bucket would make, without its second
+/// pass). If `v` already holds `max` slots and the new one is out of order, it is appended
+/// unsorted instead (the caller then sorts `v` before it is read).
+#[inline(always)]
+fn insert_sorted(v: &mut Vec<Slot>, lo: usize, max: usize, slot: Slot) {
     let n = v.len();
-    let p = v.as_mut_ptr();
-    // SAFETY: every index read or written is in 0..n: `i < n`, and `j` runs from `i` down to 0
-    // with `j - 1` read only while `j > 0` (the plain indexed loop kept its bounds checks).
+    if n == v.capacity() {
+        v.reserve(1);
+    }
+    // SAFETY: capacity > n, so `p + n` is writable; `q` runs from `p + n` down to `p + lo`
+    // (lo <= n) and `q - 1` is read only while `q > p + lo`; every slot below n is initialised.
     unsafe {
-        for i in 1..n {
-            let x = *p.add(i);
-            let mut j = i;
-            while j > 0 && (*p.add(j - 1)).key > x.key {
-                *p.add(j) = *p.add(j - 1);
-                j -= 1;
+        let p = v.as_mut_ptr();
+        let stop = p.add(lo);
+        let mut q = p.add(n);
+        if q > stop && (*q.sub(1)).key > slot.key && n < max {
+            loop {
+                *q = *q.sub(1);
+                q = q.sub(1);
+                if q == stop || (*q.sub(1)).key < slot.key {
+                    break;
+                }
             }
-            *p.add(j) = x;
         }
+        *q = slot;
+        v.set_len(n + 1);
     }
 }
 
 /// Min-queue of events with FIFO tie-breaking: a calendar queue.
 ///
-/// Time is cut into windows of 2^18 ps. Events of the next 8191 windows are appended unsorted
-/// to their window's ring bucket as 16-byte slots keyed by one integer, (time offset in the
-/// window, insertion sequence); later events (timers, future flow starts) wait in an overflow
-/// heap. When the current window is used up, the next non-empty window (found with a bitmap)
-/// becomes current: its bucket is sorted once by key and popped from the front; an event
-/// scheduled into the current window itself is inserted at its sorted place. The order is
-/// exactly (time, seq), like a single binary heap, but the work per event is an append, a
-/// share of one small sort, and a read.
+/// Time is cut into windows of 2^18 ps. Events of the next 8191 windows go to their window's
+/// ring bucket as 16-byte slots keyed by one integer, (time offset in the window, insertion
+/// sequence), each bucket kept sorted by key as it fills (an insertion from the back: usually
+/// one comparison); later events (timers, future flow starts) wait in an overflow heap. When
+/// the current window is used up, the next non-empty window (found with a bitmap) becomes
+/// current: its bucket is popped from the front as it is; an event scheduled into the current
+/// window itself is inserted at its sorted place. A crowded bucket (more than
+/// `SORTED_BUCKET_MAX` events: a large network) takes its later events unsorted and is sorted
+/// when its window comes. The order is exactly (time, seq), like a single binary heap, but the
+/// work per event is a short sorted insertion and a read.
 ///
 /// The insertion sequence has 46 bits (a 38-bit counter above the kind byte); runs of up to
 /// 2^37 (1.4e11) events are checked (`SEQ_CHECK`).
@@ -185,10 +207,30 @@ pub struct EventQueue {
     /// Bit i set iff ring bucket i is non-empty.
     occupied: Box<[u64; RING / 64]>,
     overflow: BinaryHeap<Event>,
-    /// Events ever scheduled (the queue holds `next_seq - processed`).
-    next_seq: u64,
+    /// Events ever scheduled, shifted above the kind byte (the next event's seq without its
+    /// kind): the queue holds `(seq_next >> 8) - processed()`.
+    seq_next: u64,
     pub now: Time,
-    pub processed: u64,
+    /// Events popped before the current window (`processed()` adds `head`: no count per pop).
+    popped_before: u64,
+    /// `pop_or_poll` reports `Stop::Poll` at the first window switch once `processed()`
+    /// reaches this (a multiple of `POLL_EVERY`).
+    poll_at: u64,
+}
+
+/// Events between two `Stop::Poll` reports of `pop_or_poll` (at least; at a window switch).
+pub const POLL_EVERY: u64 = 1 << 18;
+
+/// Why `pop_until` / `pop_or_poll` returned no event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The queue is empty.
+    Empty,
+    /// The earliest event is later than the limit (it stays queued).
+    Later,
+    /// `pop_or_poll` only: `POLL_EVERY` more events were processed since the last report;
+    /// the queue is unchanged (call again to go on).
+    Poll,
 }
 
 impl Default for EventQueue {
@@ -208,9 +250,10 @@ impl EventQueue {
             ring: Box::new(std::array::from_fn(|_| Vec::new())),
             occupied: Box::new([0; RING / 64]),
             overflow: BinaryHeap::with_capacity(1024),
-            next_seq: 0,
+            seq_next: 0,
             now: 0,
-            processed: 0,
+            popped_before: 0,
+            poll_at: POLL_EVERY,
         }
     }
 
@@ -218,8 +261,8 @@ impl EventQueue {
     /// holds absolute times), so that the invariant walker's "no event in the past" can be tested.
     #[cfg(test)]
     pub(crate) fn push_past_for_test(&mut self, t: Time, kind: Kind) {
-        let seq = (self.next_seq << 8) | kind as u64;
-        self.next_seq += 1;
+        let seq = self.seq_next | kind as u64;
+        self.seq_next += 1 << 8;
         self.overflow.push(Event { time: t, seq, a: 0, b: 0 });
     }
 
@@ -228,11 +271,11 @@ impl EventQueue {
     pub fn at(&mut self, t: Time, kind: Kind, a: u32, b: u32) {
         debug_assert!(t >= self.now);
         // The insertion counter sits above the kind byte, so ordering by seq is insertion order.
-        let seq = (self.next_seq << 8) | kind as u64;
+        let seq = self.seq_next | kind as u64;
         // The counter's range is checked where it is cheap (`advance`, `at_cold`), with a
         // margin no run can cross between two checks (see `SEQ_CHECK`).
         debug_assert!(seq >> SEQ_BITS == 0, "event queue: more than 2^38 events scheduled");
-        self.next_seq += 1;
+        self.seq_next += 1 << 8;
         let slot = Slot { key: ((t & WINDOW_MASK) << SEQ_BITS) | seq, a, b };
         let w = t >> WINDOW_BITS;
         let ahead = w.wrapping_sub(self.cur_window);
@@ -244,7 +287,9 @@ impl EventQueue {
             if bucket.is_empty() {
                 self.occupied[i >> 6] |= 1 << (i & 63);
             }
-            bucket.push(slot);
+            // A crowded bucket (a large network) takes its late events unsorted and is
+            // sorted when its window comes.
+            insert_sorted(bucket, 0, SORTED_BUCKET_MAX, slot);
         } else {
             self.at_cold(t, seq, slot);
         }
@@ -255,19 +300,7 @@ impl EventQueue {
     fn at_cold(&mut self, t: Time, seq: u64, slot: Slot) {
         self.check_seq();
         if t < self.cur_end {
-            // The new key is the largest among equal times (newest seq): insert it after every
-            // smaller key, scanning from the back (a new event is usually among the latest).
-            self.cur.push(slot);
-            let p = self.cur.as_mut_ptr();
-            let mut j = self.cur.len() - 1;
-            // SAFETY: `head <= j < len` throughout; `j - 1` is read only while `j > head`.
-            unsafe {
-                while j > self.head && (*p.add(j - 1)).key > slot.key {
-                    *p.add(j) = *p.add(j - 1);
-                    j -= 1;
-                }
-                *p.add(j) = slot;
-            }
+            insert_sorted(&mut self.cur, self.head, usize::MAX, slot);
         } else {
             self.overflow.push(Event { time: t, seq, a: slot.a, b: slot.b });
         }
@@ -314,6 +347,7 @@ impl EventQueue {
     fn advance(&mut self) -> bool {
         self.check_seq();
         while self.head == self.cur.len() {
+            self.popped_before += self.head as u64;
             self.cur.clear();
             self.head = 0;
             let ring_w = self.next_ring_window();
@@ -338,11 +372,15 @@ impl EventQueue {
                     break;
                 }
                 let e = self.overflow.pop().unwrap();
-                self.cur.push(Slot { key: ((e.time & WINDOW_MASK) << SEQ_BITS) | e.seq, a: e.a, b: e.b });
+                let slot = Slot { key: ((e.time & WINDOW_MASK) << SEQ_BITS) | e.seq, a: e.a, b: e.b };
+                insert_sorted(&mut self.cur, 0, SORTED_BUCKET_MAX, slot);
+            }
+            if self.cur.len() > SORTED_BUCKET_MAX {
+                // Crowded: some events may have been appended out of order.
+                self.cur.sort_unstable_by_key(|s| s.key);
             }
             // Overflow events that now fall inside the horizon stay in the overflow heap;
             // they are pulled in when their window comes.
-            sort_window(&mut self.cur);
         }
         true
     }
@@ -359,21 +397,48 @@ impl EventQueue {
     }
 
     /// Remove and return the earliest event if its time is at most `limit` (advancing `now`
-    /// to it); otherwise leave the queue as it is. `Err(true)`: an event later than `limit`
-    /// waits; `Err(false)`: the queue is empty.
+    /// to it); otherwise leave the queue as it is: `Stop::Later` if an event later than
+    /// `limit` waits, `Stop::Empty` if there is none.
     #[inline]
-    pub fn pop_until(&mut self, limit: Time) -> Result<Event, bool> {
-        if self.head == self.cur.len() && !self.advance() {
-            return Err(false);
+    pub fn pop_until(&mut self, limit: Time) -> Result<Event, Stop> {
+        self.pop_limited::<false>(limit)
+    }
+
+    /// `pop_until`, which also returns `Stop::Poll` (the queue unchanged) at the first window
+    /// switch after every `POLL_EVERY` events: the event loop's periodic progress report,
+    /// tested where the queue switches windows instead of at every event.
+    #[inline]
+    pub fn pop_or_poll(&mut self, limit: Time) -> Result<Event, Stop> {
+        self.pop_limited::<true>(limit)
+    }
+
+    #[inline(always)]
+    fn pop_limited<const POLL: bool>(&mut self, limit: Time) -> Result<Event, Stop> {
+        if self.head == self.cur.len() {
+            if POLL && self.processed() >= self.poll_at {
+                self.poll_at = (self.processed() / POLL_EVERY + 1) * POLL_EVERY;
+                return Err(Stop::Poll);
+            }
+            if !self.advance() {
+                return Err(Stop::Empty);
+            }
         }
-        let e = self.event_of(&self.cur[self.head]);
+        debug_assert!(self.head < self.cur.len());
+        // SAFETY: `head < cur.len()`: tested above, or `advance` returned true, which it does
+        // only with an event at `cur[head]`.
+        let e = self.event_of(unsafe { self.cur.get_unchecked(self.head) });
         if e.time > limit {
-            return Err(true);
+            return Err(Stop::Later);
         }
         self.head += 1;
         self.now = e.time;
-        self.processed += 1;
         Ok(e)
+    }
+
+    /// Events popped so far.
+    #[inline]
+    pub fn processed(&self) -> u64 {
+        self.popped_before + self.head as u64
     }
 
     /// Time of the earliest event.
@@ -387,11 +452,11 @@ impl EventQueue {
 
     #[inline]
     fn check_seq(&self) {
-        assert!(self.next_seq < SEQ_CHECK, "event queue: more than 2^37 events scheduled");
+        assert!(self.seq_next >> 8 < SEQ_CHECK, "event queue: more than 2^37 events scheduled");
     }
 
     pub fn len(&self) -> usize {
-        (self.next_seq - self.processed) as usize
+        ((self.seq_next >> 8) - self.processed()) as usize
     }
 
     /// Visit every queued event, in no particular order (invariant checks; not for the hot path).
@@ -412,7 +477,7 @@ impl EventQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.next_seq == self.processed
+        self.seq_next >> 8 == self.processed()
     }
 }
 
@@ -426,10 +491,10 @@ mod tests {
         q.at(5, Kind::Rto, 1, 0);
         q.at(3_000_000_000, Kind::Pace, 2, 0); // beyond the calendar horizon: overflow heap
         assert_eq!(q.pop_until(10).map(|e| (e.time, e.a)), Ok((5, 1)));
-        assert_eq!(q.pop_until(2_999_999_999).err(), Some(true));
+        assert_eq!(q.pop_until(2_999_999_999).err(), Some(Stop::Later));
         assert_eq!((q.now, q.len()), (5, 1));
         assert_eq!(q.pop_until(u64::MAX).map(|e| (e.time, e.kind(), e.a)), Ok((3_000_000_000, Kind::Pace, 2)));
-        assert_eq!(q.pop_until(u64::MAX).err(), Some(false));
+        assert_eq!(q.pop_until(u64::MAX).err(), Some(Stop::Empty));
     }
 
     #[test]
@@ -506,10 +571,71 @@ mod tests {
     }
 
     #[test]
+    fn poll_reports_leave_the_order_and_the_count_unchanged() {
+        // The same random schedule popped twice, with `pop_until` and with `pop_or_poll`: the
+        // same events in the same order, `processed()` equal to the events popped after every
+        // pop, and one `Stop::Poll` per `POLL_EVERY` events, each at a window switch.
+        use rand::{Rng, SeedableRng};
+        let run = |poll: bool| {
+            let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+            let mut q = EventQueue::new();
+            let (mut out, mut polls, mut id) = (Vec::new(), Vec::new(), 0u32);
+            for _ in 0..8 {
+                q.at(q.now, Kind::Arrive, id, 0);
+                id += 1;
+            }
+            loop {
+                let got = if poll { q.pop_or_poll(u64::MAX) } else { q.pop_until(u64::MAX) };
+                match got {
+                    Ok(e) => {
+                        out.push((e.time, e.seq, e.a));
+                        assert_eq!(q.processed(), out.len() as u64);
+                        if id < 1_000_000 {
+                            // 0-2 new events (about 4,000 queued), some in the current window
+                            // (same time: a sorted insertion into it), most a few windows ahead.
+                            let n = if q.len() < 4_000 { r.gen_range(1..3) } else { r.gen_range(0..2) };
+                            for _ in 0..n {
+                                let dt = if r.gen_bool(0.2) { 0 } else { r.gen_range(0..2_000_000u64) };
+                                q.at(q.now + dt, Kind::TxDone, id, 0);
+                                id += 1;
+                            }
+                        }
+                    }
+                    Err(Stop::Poll) => {
+                        assert!(poll);
+                        assert_eq!(q.head, q.cur.len(), "a poll is reported at a window switch");
+                        // The window just popped (all of `cur`) is where the count was reached.
+                        polls.push((q.processed(), q.cur.len() as u64));
+                    }
+                    Err(Stop::Empty) => break,
+                    Err(Stop::Later) => unreachable!(),
+                }
+            }
+            assert_eq!(q.len(), 0);
+            (out, polls)
+        };
+        let (plain, none) = run(false);
+        let (polled, polls) = run(true);
+        assert!(none.is_empty());
+        assert_eq!(plain, polled);
+        assert!(plain.len() as u64 > 3 * POLL_EVERY, "{} events", plain.len());
+        assert_eq!(polls.len() as u64, plain.len() as u64 / POLL_EVERY);
+        for (k, &(n, window)) in polls.iter().enumerate() {
+            // Reported at the first window switch once the count is due, never before.
+            let due = (k as u64 + 1) * POLL_EVERY;
+            assert!(n >= due && n - window < due, "poll {k} after {n} events (due at {due}, window of {window})");
+        }
+        // The order is exactly (time, seq).
+        let mut sorted = plain.clone();
+        sorted.sort();
+        assert_eq!(plain, sorted);
+    }
+
+    #[test]
     #[should_panic(expected = "more than 2^37 events")]
     fn the_insertion_counter_is_checked_before_it_can_wrap() {
         let mut q = EventQueue::new();
-        q.next_seq = SEQ_CHECK;
+        q.seq_next = SEQ_CHECK << 8;
         q.at(10_000_000, Kind::Arrive, 0, 0); // a ring bucket: not checked here
         q.pop();
     }

@@ -119,7 +119,7 @@ impl Invariants {
 
 macro_rules! violated {
     ($sim:expr, $name:expr, $($arg:tt)*) => {
-        panic!("invariant violated: {}: {} (t = {} ps, after {} events)", $name, format_args!($($arg)*), $sim.ev.now, $sim.ev.processed)
+        panic!("invariant violated: {}: {} (t = {} ps, after {} events)", $name, format_args!($($arg)*), $sim.ev.now, $sim.ev.processed())
     };
 }
 
@@ -141,7 +141,7 @@ impl Simulator {
                 violated!(self, "switch occupancy within [0, buffer]", "switch {s} ({}): {} B occupied of {} B", self.topo.switch_names[s], sw.buf.occupied_bytes, sw.buf.total_bytes);
             }
         }
-        if self.ev.processed % DEBUG_FULL_CHECK_EVERY == 0 {
+        if self.ev.processed() % DEBUG_FULL_CHECK_EVERY == 0 {
             self.check_invariants("periodic debug check");
         }
     }

@@ -96,17 +96,15 @@ pub struct PacketPool {
     free: Vec<u32>,
     int: Vec<IntStack>,
     int_enabled: bool,
-    in_use: usize,
 }
 
 impl PacketPool {
     pub fn new(int_enabled: bool) -> Self {
-        PacketPool { pkts: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), int: Vec::new(), int_enabled, in_use: 0 }
+        PacketPool { pkts: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), int: Vec::new(), int_enabled }
     }
 
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> u32 {
-        self.in_use += 1;
         if let Some(id) = self.free.pop() {
             self.pkts[id as usize] = p;
             if self.int_enabled {
@@ -125,7 +123,6 @@ impl PacketPool {
 
     #[inline]
     pub fn free(&mut self, id: u32) {
-        self.in_use -= 1;
         self.free.push(id);
     }
 
@@ -163,7 +160,9 @@ impl PacketPool {
 
     /// Packets currently allocated (in queues or on wires).
     pub fn in_use(&self) -> usize {
-        self.in_use
+        // Every id ever handed out is either allocated or on the free list (no count kept
+        // per packet).
+        self.pkts.len() - self.free.len()
     }
 
     /// Total wire bytes of the packets currently allocated.

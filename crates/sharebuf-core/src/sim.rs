@@ -3,7 +3,7 @@
 use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
-use crate::engine::{EventQueue, Kind, Time};
+use crate::engine::{EventQueue, Kind, Stop, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
@@ -59,7 +59,6 @@ pub struct Simulator {
     out: Vec<Packet>,
     /// TCP flows not yet finished + constant-rate flows not yet stopped.
     outstanding: u64,
-    draining: bool,
     buf_time_ps: Vec<u64>,
     buf_switch: Vec<u16>,
     buf_bytes: Vec<u64>,
@@ -236,7 +235,6 @@ impl Simulator {
             counters: Counters::default(),
             out: Vec::with_capacity(64),
             outstanding: 0,
-            draining: false,
             buf_time_ps: Vec::new(),
             buf_switch: Vec::new(),
             buf_bytes: Vec::new(),
@@ -288,58 +286,70 @@ impl Simulator {
     }
 
     /// Run to completion (all flows finished and drained) or to the hard stop.
-    /// `progress(now, events)` is called every 2^18 events; returning false aborts.
+    /// `progress(now, events)` is called after every 2^18 events (`POLL_EVERY`; at the next
+    /// switch of the event queue's 262 ns window, so a few events later); returning false aborts.
     pub fn run(&mut self, progress: &mut dyn FnMut(Time, u64) -> bool) -> RunOutput {
         let wall = std::time::Instant::now();
         let mut hit_max = false;
         let mut aborted = false;
         loop {
-            let e = match self.ev.pop_until(self.max_ps) {
+            let e = match self.ev.pop_or_poll(self.max_ps) {
                 Ok(e) => e,
-                Err(later) => {
-                    if later {
-                        hit_max = self.outstanding > 0;
-                        self.ev.now = self.max_ps;
+                Err(Stop::Poll) => {
+                    if !progress(self.ev.now, self.ev.processed()) {
+                        aborted = true;
+                        break;
                     }
+                    continue;
+                }
+                Err(Stop::Later) => {
+                    hit_max = self.outstanding > 0;
+                    self.ev.now = self.max_ps;
                     break;
                 }
+                Err(Stop::Empty) => break,
             };
-            self.events_by_kind[e.kind() as usize] += 1;
-            match e.kind() {
-                Kind::Arrive => self.arrive(e.a, e.b),
-                Kind::TxDone => {
-                    debug_assert!((e.a as usize) < self.ports.len());
-                    // SAFETY: TxDone events are scheduled only with a port id (`kick`, `start_tx`).
-                    let port = unsafe { self.ports.get_unchecked_mut(e.a as usize) };
-                    // Only the port's live TxDone counts; an earlier one went stale when a
-                    // transmission started at the same instant from an arrival.
-                    if port.txdone_at == e.time {
-                        port.txdone_at = 0;
-                        self.kick(e.a as usize);
-                    }
+            // The two per-packet kinds first, by their kind bits; Arrive events are counted
+            // at the end (every event popped is dispatched: they are the rest).
+            if e.is(Kind::Arrive) {
+                self.arrive(e.a, e.b);
+            } else if e.is(Kind::TxDone) {
+                self.events_by_kind[Kind::TxDone as usize] += 1;
+                debug_assert!((e.a as usize) < self.ports.len());
+                // SAFETY: TxDone events are scheduled only with a port id (`kick`, `start_tx`).
+                let port = unsafe { self.ports.get_unchecked_mut(e.a as usize) };
+                // Only the port's live TxDone counts; an earlier one went stale when a
+                // transmission started at the same instant from an arrival.
+                if port.txdone_at == e.time {
+                    port.txdone_at = 0;
+                    self.kick(e.a as usize);
                 }
-                Kind::FlowStart => self.flow_start(e.a),
-                Kind::Rto => self.timer_event(e.a, TimerKind::Rto),
-                Kind::DelAck => self.timer_event(e.a, TimerKind::DelAck),
-                Kind::Pace => self.timer_event(e.a, TimerKind::Pace),
-                Kind::CbrSend => self.cbr_send(e.a),
-                Kind::BmTick => self.bm_tick(e.a),
-                Kind::SampleBuffer => self.sample_buffer(),
-                Kind::SampleQueues => self.sample_queues(),
-            }
-            if self.outstanding == 0 {
-                self.draining = true;
+            } else {
+                self.dispatch_other(e.kind(), e.a);
             }
             #[cfg(debug_assertions)]
             self.debug_check_event();
-            if self.ev.processed & 0x3_ffff == 0 && !progress(self.ev.now, self.ev.processed) {
-                aborted = true;
-                break;
-            }
         }
         let wall_s = wall.elapsed().as_secs_f64();
         self.check_at_end(aborted);
         self.output(wall_s, hit_max || aborted)
+    }
+
+    /// Every event kind but the per-packet two (`run` handles those inline).
+    #[inline(never)]
+    fn dispatch_other(&mut self, k: Kind, a: u32) {
+        self.events_by_kind[k as usize] += 1;
+        match k {
+            Kind::Arrive | Kind::TxDone => unreachable!("handled in run"),
+            Kind::FlowStart => self.flow_start(a),
+            Kind::Rto => self.timer_event(a, TimerKind::Rto),
+            Kind::DelAck => self.timer_event(a, TimerKind::DelAck),
+            Kind::Pace => self.timer_event(a, TimerKind::Pace),
+            Kind::CbrSend => self.cbr_send(a),
+            Kind::BmTick => self.bm_tick(a),
+            Kind::SampleBuffer => self.sample_buffer(),
+            Kind::SampleQueues => self.sample_queues(),
+        }
     }
 
     // ---------------------------------------------------------------- packets
@@ -903,9 +913,10 @@ impl Simulator {
 
     fn bm_tick(&mut self, s: u32) {
         let now = self.ev.now;
+        let draining = self.draining();
         let sw = &mut self.switches[s as usize];
         sw.bm.on_tick(&sw.buf, now);
-        if !self.draining || sw.buf.occupied_bytes > 0 {
+        if !draining || sw.buf.occupied_bytes > 0 {
             let dt = sw.bm.tick_interval_ps().unwrap_or(0).max(1);
             self.ev.at(now + dt, Kind::BmTick, s, 0);
         }
@@ -940,10 +951,18 @@ impl Simulator {
         }
     }
 
+    /// Every flow finished before the current event: `outstanding` only falls during a run,
+    /// so this is "it was 0 after some earlier event" (the first event never drains), read by
+    /// the periodic events, which do not change it. (Derived here, not flagged after every event.)
+    #[inline]
+    fn draining(&self) -> bool {
+        self.outstanding == 0 && self.ev.processed() > 1
+    }
+
     /// Periodic samples go on until every flow is done *and* the buffers are empty: a
     /// constant-rate flow that stopped sending may still have full queues to watch drain.
     fn keep_sampling(&self) -> bool {
-        !self.draining || self.switches.iter().any(|s| s.buf.occupied_bytes > 0)
+        !self.draining() || self.switches.iter().any(|s| s.buf.occupied_bytes > 0)
     }
 
     // ---------------------------------------------------------------- results
@@ -996,8 +1015,10 @@ impl Simulator {
             o.switch_final_bytes.push(sw.buf.occupied_bytes);
         }
         o.counters = self.counters.clone();
-        o.events = self.ev.processed;
+        o.events = self.ev.processed();
         o.events_by_kind = self.events_by_kind;
+        // `run` does not count Arrive events one by one: they are every other event popped.
+        o.events_by_kind[Kind::Arrive as usize] = self.ev.processed() - self.events_by_kind.iter().sum::<u64>();
         o.end_ps = self.ev.now;
         o.in_flight_pkts = self.pool.in_use() as u64;
         o.in_flight_bytes = self.pool.in_use_bytes();
@@ -1031,8 +1052,8 @@ enum TimerKind {
 /// Debug fault hook (docs/reliability.md): the environment variable `SHAREBUF_DEBUG_FAULT`,
 /// read once per run when the engine is built, makes the engine panic on purpose so that the
 /// way a panic reaches the user can be tested on release builds: `panic_at_build` panics
-/// right after the simulator is built, `panic_in_run` at the first progress report (every
-/// 2^18 events; not per packet) or at the end of a shorter run. Unset or any other value: no effect.
+/// right after the simulator is built, `panic_in_run` at the first progress report (after
+/// 2^18 events, at the next event-queue window switch; not per packet) or at the end of a shorter run. Unset or any other value: no effect.
 pub const FAULT_ENV: &str = "SHAREBUF_DEBUG_FAULT";
 
 /// Parse a JSON spec, build and run it.
