@@ -91,7 +91,11 @@ impl Packet {
 }
 
 /// A free-list pool of packets; ids are `u32` indices.
-pub struct PacketPool {
+///
+/// Crate-private, and the simulator's own: every id it is given back (`free`, `get`, `get_mut`)
+/// was handed out by its own `alloc`, and `pkts` never shrinks, so an id is always below
+/// `pkts.len()`. That is what makes the unchecked reads of `get`/`get_mut` sound.
+pub(crate) struct PacketPool {
     pkts: Vec<Packet>,
     free: Vec<u32>,
     int: Vec<IntStack>,
@@ -106,7 +110,9 @@ impl PacketPool {
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> u32 {
         if let Some(id) = self.free.pop() {
-            self.pkts[id as usize] = p;
+            debug_assert!((id as usize) < self.pkts.len());
+            // SAFETY: a freed id was handed out by `alloc` (type doc).
+            unsafe { *self.pkts.get_unchecked_mut(id as usize) = p };
             if self.int_enabled {
                 self.int[id as usize].n = 0;
             }
@@ -128,12 +134,16 @@ impl PacketPool {
 
     #[inline]
     pub fn get(&self, id: u32) -> &Packet {
-        &self.pkts[id as usize]
+        debug_assert!((id as usize) < self.pkts.len(), "packet id {id} never allocated");
+        // SAFETY: ids come only from this pool's `alloc` and `pkts` never shrinks (type doc).
+        unsafe { self.pkts.get_unchecked(id as usize) }
     }
 
     #[inline]
     pub fn get_mut(&mut self, id: u32) -> &mut Packet {
-        &mut self.pkts[id as usize]
+        debug_assert!((id as usize) < self.pkts.len(), "packet id {id} never allocated");
+        // SAFETY: as `get`.
+        unsafe { self.pkts.get_unchecked_mut(id as usize) }
     }
 
     pub fn int_enabled(&self) -> bool {

@@ -173,7 +173,7 @@ impl FlowTable {
     /// After flow `fi` (in slot `s`) handled a packet: once it is finished and its sender
     /// done, it becomes a candidate for retirement; enough candidates trigger a sweep.
     #[inline]
-    pub fn after_packet(&mut self, fi: usize, s: Slot, pool: &PacketPool) {
+    pub(crate) fn after_packet(&mut self, fi: usize, s: Slot, pool: &PacketPool) {
         // The sender's state first: it is rarely `Done`, and it is in the cache line the
         // packet's handler just used (the `queued` look-up is needed only then).
         let f = self.at(s);
@@ -189,7 +189,7 @@ impl FlowTable {
 
     /// Retire every candidate with no timer armed and no packet in the network (`pool`
     /// holds every packet queued or on a link).
-    pub fn sweep(&mut self, pool: &PacketPool) {
+    pub(crate) fn sweep(&mut self, pool: &PacketPool) {
         let cap = pool.capacity();
         self.pool_free.clear();
         self.pool_free.resize(cap, false);
