@@ -35,13 +35,14 @@ from compare import pct_ns3dc as pct, slowdown  # noqa: E402
 
 
 
-def sharebuf_runs(out: Path) -> dict[str, Path]:
-    """The fig12 quick runs of ABM at 1000 RTT (update_interval_us 80000) and DT, by their scenario."""
+def sharebuf_runs(out: Path, arrivals_ms: float) -> dict[str, Path]:
+    """The fig12 runs (quick: 150 ms of arrivals) of ABM at 1000 RTT (update_interval_us 80000) and DT, by
+    their scenario, anywhere below ``out``."""
     found: dict[str, Path] = {}
-    for f in glob.glob(str(out / "runs" / "*" / "scenario.toml")):
+    for f in glob.glob(str(out / "**" / "scenario.toml"), recursive=True):
         s = tomllib.load(open(f, "rb"))
         w = s.get("workload", [])
-        if len(w) != 4 or w[0].get("priority") != 3 or s.get("arrivals_until_ms") != 150:
+        if len(w) != 4 or w[0].get("priority") != 3 or s.get("arrivals_until_ms") != arrivals_ms:
             continue
         bm = s["switch"]["bm"]
         if bm["scheme"] == "abm" and bm.get("update_interval_us") == 80000:
@@ -60,8 +61,10 @@ def main() -> int:
     ap.add_argument("--sharebuf-out", type=Path, required=True, help="output directory of `sharebuf repro run abm-fig12 --scale quick`")
     ap.add_argument("--ns3dc", type=Path, default=HERE / "results" / "fig12", help="directory with fct-abm-1000.txt and fct-dt.txt")
     ap.add_argument("--window-ms", type=float, nargs="+", default=[50, 100, 150])
+    ap.add_argument("--arrivals-ms", type=float, default=150,
+                    help="the sharebuf runs' arrivals_until_ms (150: the quick repro; 3000: its scenarios at the paper's 3 s)")
     a = ap.parse_args()
-    sb = sharebuf_runs(a.sharebuf_out)
+    sb = sharebuf_runs(a.sharebuf_out, a.arrivals_ms)
     rows = []
     for w in a.window_ms:
         for run in ("abm-1000", "dt"):
