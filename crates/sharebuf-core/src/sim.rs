@@ -598,7 +598,15 @@ impl Simulator {
     /// Move packets from the buffer manager's queues into the device FIFO while it has room
     /// (ns-3 flow control: the queue disc runs whenever the device queue is not full).
     fn refill_device(&mut self, g: usize) {
-        while self.ports[g].dev.len() < self.ports[g].dev_cap as usize {
+        // With nothing queued above the device, `dequeue` finds nothing and changes nothing (a
+        // scheduler's `pick` over empty queues returns None untouched; a FIFO NIC pops nothing),
+        // so it is skipped; fq_codel is not (a dequeue over its empty flows retires them).
+        let stateless_when_empty = !self.ports[g].is_host() || self.nic_fq.is_empty();
+        loop {
+            let port = &self.ports[g];
+            if port.dev.len() >= port.dev_cap as usize || (stateless_when_empty && port.queued_pkts == 0) {
+                return;
+            }
             let Some(id) = self.dequeue(g) else { return };
             self.ports[g].dev.push_back(id);
         }
