@@ -299,10 +299,10 @@ def section() -> list:
     png = plot(data, OUT / "paper_scale.png")
     L = [SECTION, "",
          "Measured by `python bench/paper_scale.py [abm] [fattree] [grid]` (`nice`; one `sharebuf-engine` or repro-worker "
-         "process per run, CPU s = its user + sys, peak RSS its own; the machine's 2 cores were shared with five other "
-         "engineers' builds and benchmarks, so wall s is what the run took on this busy machine and CPU s what an idle core "
-         "would take, up to the cache contention of the neighbours). The commit is the engine's (the last commit "
-         "that changed `crates/`).", ""]
+         "process per run, CPU s = its user + sys, peak RSS its own; the machine has 2 cores, and the load average of each "
+         "run is in its row: on a busy machine wall s is what the run took and CPU s what an idle core would take, up to "
+         "the cache contention of the neighbours, which slows these runs up to 2x). The commit is the engine's (the last "
+         "commit that changed `crates/`).", ""]
     one = [(k, data[k]) for k in ("abm", "fattree") if k in data]
     if one:
         L += ["| run | hosts | arrivals ms | sim ms | flows | finished | M events | CPU s | wall s | M events/CPU-s | peak RSS MB | drops | load avg | commit |",
@@ -378,11 +378,11 @@ def grid_lines(g: dict) -> list:
               + f"Predicted for the grid's {g['distinct']} distinct runs: **{pr['total_cpu_s'] / 3600:,.1f} CPU hours, "
               f"{pr['total_events'] / 1e9:,.0f} G events** ({pr['events_per_cpu_s'] / 1e6:.1f} M events per CPU-second), "
               f"runs of {pr['lightest_s']:,.1f}-{pr['heaviest_s']:,.0f} CPU s (Fig. 3's toys as measured); with `--jobs 2` on 2 idle cores "
-              f"(longest-first schedule of the predicted runs) **{pr['wall_2_idle_s'] / 3600:,.1f} hours of wall time**. These CPU "
-              "seconds were measured beside five other engineers' jobs, which share the caches (the same 64-host runs reach "
-              f"6-8 M events per CPU-second on a quieter machine, the curves above; issue 10 measured 7.0 M on an idle core): "
-              f"at 7 M events per CPU-second the grid is {pr['total_events'] / 7e6 / 3600:,.1f} CPU hours, "
-              f"{pr['total_events'] / 7e6 / 2 / 3600:,.1f} hours on 2 idle cores.", "",
+              f"(longest-first schedule of the predicted runs) **{pr['wall_2_idle_s'] / 3600:,.1f} hours of wall time**. The sample "
+              f"ran at load average {min(r['loadavg'] for r in g['measured']):.1f}-{max(r['loadavg'] for r in g['measured']):.1f} "
+              "on 2 cores (a neighbour on the other core shares the caches and slows these runs up to 2x). Every run of the "
+              "grid but Fig. 3's carries the ns3dc profile, whose device FIFOs below every switch queue and fq_codel host "
+              "NICs make its per-packet path about twice the `standard` scenario's (bench/results/perf.md).", "",
               f"The issue's < 30 minutes on 2 cores needs {pr['total_events'] / 1e9:,.0f} G events in 3,600 core-seconds: "
               f"**{pr['events_per_s_needed_30min'] / 1e6:,.0f} M events per CPU-second**, {pr['events_per_s_needed_30min'] / pr['events_per_cpu_s']:.1f}x "
               "today's rate on these runs (the issue's hot-path target of 20 M events/s is not enough on its own: also fewer "
