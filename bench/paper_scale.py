@@ -319,7 +319,7 @@ def section() -> list:
                   f"{r['events'] / r['delivered_data_pkts']:.1f} events per delivered data packet. The earlier extrapolation "
                   "from 50-400 ms without the profile (cost curves above: 0.8 G events, ~3 CPU minutes) got the events right; "
                   f"the CPU time is {r['cpu_s'] / 60:.1f} minutes at {r['events'] / r['cpu_s'] / 1e6:.1f} M events per CPU-second "
-                  "against 4.1 M then, on a machine at load average 10-15 (2 cores) for the whole hour. "
+                  f"(load average {r['loadavg_end']:.1f}; the first measurement, at engine 959cbe4 and load 10, took 342 CPU s). "
                   + (f"Note: {r['note']}." if r.get("note") else ""), ""]
         if "fattree" in data:
             r = data["fattree"]
@@ -328,9 +328,10 @@ def section() -> list:
                   f"{r['arrivals_ms']:g} ms of arrivals and 30 ms of drain: {r['events'] / r['delivered_data_pkts']:.1f} events "
                   f"per delivered data packet, {r['delivered_data_pkts'] / r['cpu_s'] / 1e6:.2f} M packets per CPU-second; "
                   f"{r['flows'] - r['finished']:,} flows still running at `max_ms` (reported unfinished). The rate per event, "
-                  f"{r['events'] / r['cpu_s'] / 1e6:.2f} M per CPU-second, is close to the 8 ms point's (0.94 M, curves above), and "
-                  f"the cost per ms of arrivals, {r['cpu_s'] / r['arrivals_ms']:.1f} CPU s, to its 5.1: past ~8 ms it grows slowly, "
-                  "not as from 2 to 8 ms (1.0 → 5.1 CPU s per ms while the fabric fills).", ""]
+                  f"{r['events'] / r['cpu_s'] / 1e6:.2f} M per CPU-second (load average {r['loadavg_end']:.1f}), and the cost per ms of "
+                  f"arrivals, {r['cpu_s'] / r['arrivals_ms']:.1f} CPU s, compare with the 8 ms point of the curves above (0.94 M, 5.1 CPU s "
+                  "per ms, engine 959cbe4 at load ~10; the first measurement of this run there: 325 CPU s). The curves predate "
+                  "issue 10's passes 2-4 and were measured on a busy machine: rerun `bench/scaling.py` before predicting from them.", ""]
     if png:
         L += ["![paper scale](paper_scale.png)", ""]
     if "grid" in data:
