@@ -139,13 +139,10 @@ def within_budget(rows, max_cpu_s: float):
 
 
 def _fmt(v) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, str):
-        return v
-    if isinstance(v, float) and math.isnan(v):
-        return "n/a"
-    return f"{v:.3g}"
+    """claims.md's number format (`report._fmt`), with "n/a" for a missing paper value."""
+    from sharebuf.repro.report import _fmt as fmt
+
+    return "n/a" if v is None else fmt(v)
 
 
 def table_md(near, result_claims: dict) -> str:
