@@ -81,6 +81,17 @@ def test_device_fifo_burst_bypasses_shared_buffer():
     assert small == (n - 30) * SEG
 
 
+def test_device_fifo_backlog_costs_no_events():
+    """The device FIFO is a FIFO with no buffer manager, so a packet's departure is fixed when it
+    enters it and the port needs no wake-up while only the device holds a backlog. The burst
+    above: each of the 2n packets costs one constant-rate send and two arrivals (switch, host),
+    exactly 6n events with a 100-packet device FIFO; without one, the switch port also wakes
+    at the end of each transmission with packets queued behind it, 2n - 1 times."""
+    n = 80
+    assert two_cbr_into_one(n, 100)["events"] == 6 * n
+    assert two_cbr_into_one(n, 0)["events"] == 6 * n + 2 * n - 1
+
+
 def test_device_fifo_overloaded_port_holds_threshold_plus_n():
     """An overloaded port under DT (alpha = 1, one queue, B = 150,000 B): the buffer-manager
     queue settles at the DT threshold, q + 1500 <= B - q, i.e. q <= 74,250 -> 50 packets

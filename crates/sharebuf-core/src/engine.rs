@@ -26,7 +26,8 @@ pub fn tx_time_ps(bytes: u64, rate_bps: u64) -> Time {
 pub enum Kind {
     /// Packet `a` arrives at the node stored in the packet's path (`Packet::dst` routing).
     Arrive = 0,
-    /// Port `a` finished serializing and may start the next packet.
+    /// Port `a` finished serializing and may start the next packet (a port with a device
+    /// FIFO: the FIFO has room again and packets wait above it).
     TxDone,
     /// Flow `a` starts (SYN, or data on a pre-established connection).
     FlowStart,

@@ -278,11 +278,18 @@ impl Simulator {
             if port.queued_pkts as u64 != pkts {
                 violated!(self, "port packet count", "{when}: {}: counted {} packets, holds {pkts}", name(g), port.queued_pkts);
             }
-            if port.dev.len() > port.dev_cap as usize {
-                violated!(self, "device FIFO within its capacity", "{when}: {}: {} packets, capacity {}", name(g), port.dev.len(), port.dev_cap);
+            // The device FIFO's packets are on the wire (Arrive events, located above); it
+            // keeps (start, bytes) of those not started when it was last settled.
+            // (A packet whose start is now may still be listed: the wake-up at now has not run.)
+            let waiting: Vec<u64> = port.dev.iter().map(|&(t, _)| t).filter(|&t| t >= now).collect();
+            if waiting.iter().filter(|&&t| t > now).count() > port.dev_cap as usize {
+                violated!(self, "device FIFO within its capacity", "{when}: {}: {} packets wait, capacity {}", name(g), waiting.len(), port.dev_cap);
             }
-            for &id in &port.dev {
-                locate(id, &|| format!("{} device FIFO", name(g)));
+            if port.dev_bytes != port.dev.iter().map(|&(_, b)| b as u64).sum::<u64>() {
+                violated!(self, "device FIFO byte count", "{when}: {}: counted {} B", name(g), port.dev_bytes);
+            }
+            if port.dev_cap > 0 && port.queued_pkts > 0 && (waiting.len() != port.dev_cap as usize || port.txdone_at != waiting[0]) {
+                violated!(self, "packets above a device FIFO wait for its next room", "{when}: {}: {} queued, {} of {} wait in the device, wake-up at {} ps", name(g), port.queued_pkts, waiting.len(), port.dev_cap, port.txdone_at);
             }
         }
         // Buffer accounting per switch, queue and priority.
@@ -403,7 +410,7 @@ mod tests {
                 crate::engine::Kind::TxDone => {
                     if s.ports[e.a as usize].txdone_at == e.time {
                         s.ports[e.a as usize].txdone_at = 0;
-                        s.kick(e.a as usize);
+                        s.wake(e.a as usize);
                     }
                 }
                 crate::engine::Kind::FlowStart => s.flow_start(e.a),

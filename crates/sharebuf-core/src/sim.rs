@@ -162,6 +162,9 @@ impl Simulator {
                 nic_bytes: 0,
                 queued_pkts: 0,
                 dev: VecDeque::new(),
+                dev_bytes: 0,
+                wire_start: 0,
+                wire_bytes: 0,
                 dev_cap: if (i as u32) < topo.n_hosts { spec.host.device_queue_packets } else { sw.device_queue_packets },
                 ps_per_byte: if (8 * crate::engine::PS_PER_S) % d.rate_bps == 0 { 8 * crate::engine::PS_PER_S / d.rate_bps } else { 0 },
                 sched: SchedState::default(),
@@ -322,7 +325,11 @@ impl Simulator {
                 // transmission started at the same instant from an arrival.
                 if port.txdone_at == e.time {
                     port.txdone_at = 0;
-                    self.kick(e.a as usize);
+                    if port.dev_cap == 0 {
+                        self.kick(e.a as usize);
+                    } else {
+                        self.refill_device(e.a as usize);
+                    }
                 }
             } else {
                 self.dispatch_other(e.kind(), e.a);
@@ -478,11 +485,10 @@ impl Simulator {
         debug_assert!(g < self.ports.len());
         // SAFETY: `g` is from the switch's port list, built from the topology as `ports` was.
         let port = unsafe { self.ports.get_unchecked_mut(g) };
-        // Idle-port fast path: an idle port with nothing queued (and no device FIFO) would
-        // pick this packet at once; skip the queue and do exactly what `kick` does.
-        let fast = port.busy_until <= now
-            && port.queued_pkts == 0
-            && port.dev_cap == 0
+        // Pass-through fast path: a port with nothing queued that is idle (or whose device FIFO
+        // has room) would pick this packet at once; skip the queue and do exactly what `kick`
+        // does.
+        let fast = if port.dev_cap == 0 { port.busy_until <= now && port.queued_pkts == 0 } else { port.queued_pkts == 0 && port.dev_has_room(now) }
             && match sw.pick_kind {
                 PickKind::Stateless => true,
                 // Round robin: `pick` finds the one non-empty queue and moves past it.
@@ -505,7 +511,7 @@ impl Simulator {
             if p.has(flags::DATA) {
                 stamp_int(&mut self.pool, id, qbytes, port, now);
             }
-            self.start_tx(g, id);
+            self.enter_device(g, id);
             return;
         }
         sw.buf.on_enqueue(qr, size);
@@ -518,15 +524,19 @@ impl Simulator {
         p.size_bytes = wire_bytes;
         if fast {
             if self.leave_buffer(g, qr.queue, id) {
-                self.start_tx(g, id);
+                self.enter_device(g, id);
             }
             return;
         }
         // SAFETY: a switch port has `n_queues` queues (built so), and `qr.queue < n_queues`.
         unsafe { port.push_unchecked(qr.queue, id) };
-        if port.busy_until > now && port.dev_cap == 0 {
-            // What `kick` does for a busy port without a device FIFO (it has a queued packet
-            // now): make sure its TxDone is scheduled.
+        if port.dev_cap != 0 {
+            self.refill_device(g);
+            return;
+        }
+        if port.busy_until > now {
+            // What `kick` does for a busy port (it has a queued packet now): make sure its
+            // TxDone is scheduled.
             if port.txdone_at != port.busy_until {
                 port.txdone_at = port.busy_until;
                 self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
@@ -536,16 +546,12 @@ impl Simulator {
         self.kick(g);
     }
 
-    /// Start the next transmission on port `g` if it is idle, or make sure it wakes up.
+    /// Start the next transmission on port `g` if it is idle, or make sure it wakes up; a port
+    /// with a device FIFO refills it instead (`wake`).
     #[inline]
     fn kick(&mut self, g: usize) {
         let now = self.ev.now;
-        let dev = self.ports[g].dev_cap > 0;
-        if dev {
-            self.refill_device(g);
-        }
-        // SAFETY: indexed (checked) just above; `ports` is never resized.
-        let port = unsafe { self.ports.get_unchecked_mut(g) };
+        let port = &mut self.ports[g];
         if port.busy_until > now {
             if port.txdone_at != port.busy_until && port.has_queued() {
                 port.txdone_at = port.busy_until;
@@ -553,16 +559,41 @@ impl Simulator {
             }
             return;
         }
-        let id = if dev {
-            let id = self.ports[g].dev.pop_front();
-            // The device queue has room again: the queue disc above it is dequeued.
-            self.refill_device(g);
-            id
-        } else {
-            self.dequeue(g)
-        };
-        let Some(id) = id else { return };
+        let Some(id) = self.dequeue(g) else { return };
         self.start_tx(g, id);
+    }
+
+    /// Port `g` may send: `kick`, or for a port with a device FIFO, `refill_device`.
+    #[inline(always)]
+    fn wake(&mut self, g: usize) {
+        if self.ports[g].dev_cap == 0 {
+            self.kick(g);
+        } else {
+            self.refill_device(g);
+        }
+    }
+
+    /// Packet `id` has left port `g`'s buffer-manager queues for the port's device FIFO (which
+    /// has room) or, without one, for the idle port. It starts when the port finishes what is
+    /// ahead of it (now, at an idle port), and nothing can overtake it (the device FIFO has no
+    /// buffer manager), so it goes on the wire now with that start; the device FIFO remembers
+    /// (start, bytes) until the start passes.
+    #[inline(always)]
+    fn enter_device(&mut self, g: usize, id: u32) {
+        let now = self.ev.now;
+        debug_assert!(g < self.ports.len());
+        // SAFETY: callers pass a switch port from its switch's port list or a host's NIC.
+        let start = unsafe { self.ports.get_unchecked(g) }.busy_until.max(now);
+        self.put_on_wire(g, id, start);
+        let bytes = self.pool.get(id).size_bytes;
+        let port = unsafe { self.ports.get_unchecked_mut(g) };
+        if start > now {
+            port.dev.push_back((start, bytes));
+            port.dev_bytes += bytes as u64;
+        } else {
+            port.wire_start = now;
+            port.wire_bytes = bytes;
+        }
     }
 
     /// Port `g` is idle: put packet `id` on the wire now, and wake the port when it is done
@@ -596,19 +627,37 @@ impl Simulator {
     }
 
     /// Move packets from the buffer manager's queues into the device FIFO while it has room
-    /// (ns-3 flow control: the queue disc runs whenever the device queue is not full).
+    /// (ns-3 flow control: the queue disc runs whenever the device queue is not full), then
+    /// make sure the port wakes up when the device next has room if packets wait above it.
+    #[inline(never)]
     fn refill_device(&mut self, g: usize) {
+        let now = self.ev.now;
         // With nothing queued above the device, `dequeue` finds nothing and changes nothing (a
         // scheduler's `pick` over empty queues returns None untouched; a FIFO NIC pops nothing),
         // so it is skipped; fq_codel is not (a dequeue over its empty flows retires them).
         let stateless_when_empty = !self.ports[g].is_host() || self.nic_fq.is_empty();
+        self.ports[g].dev_settle(now);
         loop {
             let port = &self.ports[g];
             if port.dev.len() >= port.dev_cap as usize || (stateless_when_empty && port.queued_pkts == 0) {
-                return;
+                break;
             }
-            let Some(id) = self.dequeue(g) else { return };
-            self.ports[g].dev.push_back(id);
+            let Some(id) = self.dequeue(g) else { break };
+            self.enter_device(g, id);
+        }
+        // The device has room again when the first packet waiting in it starts (the one on the
+        // wire is done). Wake up then if packets wait above it, or if fq_codel has flows that
+        // the dequeue at that wake-up retires (as the queue disc runs at every device wake-up).
+        let port = &self.ports[g];
+        let waits = port.queued_pkts > 0 || (!stateless_when_empty && self.nic_fq[g].has_flows());
+        if waits {
+            debug_assert!(port.dev.len() == port.dev_cap as usize, "packets wait above a device FIFO with room");
+            if let Some(&(t, _)) = port.dev.front() {
+                if port.txdone_at != t {
+                    self.ports[g].txdone_at = t;
+                    self.ev.at(t, Kind::TxDone, g as u32, 0);
+                }
+            }
         }
     }
 
@@ -713,7 +762,7 @@ impl Simulator {
                 self.ports[h as usize].queued_pkts += 1;
                 self.nic_drops(h as usize);
             }
-            self.kick(h as usize);
+            self.wake(h as usize);
             let port = &self.ports[h as usize];
             self.counters.nic_peak_pkts = self.counters.nic_peak_pkts.max(port.queued_pkts as u64);
             self.counters.nic_peak_bytes = self.counters.nic_peak_bytes.max(port.nic_bytes);
@@ -1054,7 +1103,7 @@ fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, port: &Port, now: 
     if let Some(st) = pool.int_mut(id) {
         let n = st.n as usize;
         if n < MAX_INT_HOPS {
-            st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes };
+            st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes_before(now) };
             st.n += 1;
         }
     }

@@ -7,6 +7,7 @@
 //! device FIFO (`device_queue_packets`), until it moves into that FIFO below the buffer.
 
 use crate::bm::{BufferManager, BufferState, QueueRef, SchedKind, Scheme};
+use crate::engine::Time;
 use crate::topology::{EcmpMemo, RouteTable};
 use std::collections::VecDeque;
 
@@ -133,10 +134,19 @@ pub struct Port {
     /// Packets queued over all queues of this port (above the device FIFO).
     pub queued_pkts: u32,
     /// Device FIFO below the buffer manager, outside the shared buffer (ns-3's
-    /// PointToPointNetDevice queue): packets waiting behind the one on the wire.
-    pub dev: VecDeque<u32>,
-    /// Capacity of `dev` in packets (0: no device FIFO).
+    /// PointToPointNetDevice queue): packets waiting behind the one on the wire. It is a FIFO
+    /// with no buffer manager, so a packet's transmission start is fixed when it enters
+    /// (the port finishes what is ahead of it then): it goes on the wire at once (its arrival
+    /// at the peer is scheduled) and the FIFO keeps only (transmission start, wire bytes) of
+    /// the packets whose start had not passed when it was last settled (`dev_settle`).
+    pub dev: VecDeque<(Time, u32)>,
+    /// Wire bytes in `dev`.
+    pub dev_bytes: u64,
+    /// Capacity of the device FIFO in packets waiting behind the wire (0: no device FIFO).
     pub dev_cap: u32,
+    /// Start and wire bytes of the device FIFO's latest packet to start (for `tx_bytes_before`).
+    pub wire_start: Time,
+    pub wire_bytes: u32,
     /// Serialization time per byte when the rate divides 8e12 exactly (0: compute).
     pub ps_per_byte: u64,
     pub sched: SchedState,
@@ -145,6 +155,35 @@ pub struct Port {
 impl Port {
     pub fn is_host(&self) -> bool {
         self.switch == u32::MAX
+    }
+
+    /// The device FIFO forgets the packets whose transmission has started by `now`.
+    #[inline]
+    pub fn dev_settle(&mut self, now: Time) {
+        while let Some(&(start, bytes)) = self.dev.front() {
+            if start > now {
+                break;
+            }
+            self.dev.pop_front();
+            self.dev_bytes -= bytes as u64;
+            self.wire_start = start;
+            self.wire_bytes = bytes;
+        }
+    }
+
+    /// Whether this port's device FIFO has room now (settled first). Out of line: the switch's
+    /// per-packet path calls it only for ports that have a device FIFO.
+    #[inline(never)]
+    pub fn dev_has_room(&mut self, now: Time) -> bool {
+        self.dev_settle(now);
+        self.dev.len() < self.dev_cap as usize
+    }
+
+    /// INT's txBytes at `now`: the bytes whose transmission started before `now` (the device
+    /// FIFO's packets are counted in `tx_bytes` when they enter it; `dev_settle(now)` first).
+    #[inline(always)]
+    pub fn tx_bytes_before(&self, now: Time) -> u64 {
+        self.tx_bytes - self.dev_bytes - if self.wire_start == now { self.wire_bytes as u64 } else { 0 }
     }
 
     #[inline]
@@ -261,7 +300,7 @@ mod tests {
     use super::*;
 
     fn port(nq: usize) -> Port {
-        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_cap: 0, ps_per_byte: 0, sched: SchedState::default() }
+        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_bytes: 0, dev_cap: 0, wire_start: 0, wire_bytes: 0, ps_per_byte: 0, sched: SchedState::default() }
     }
 
     #[test]

@@ -112,3 +112,51 @@ fn delayed_ack_timer_ack_carries_int() {
     assert_eq!(log[1].n, 3);
     assert_eq!(log[1].hops[0].tx_bytes, 1050, "segment 2 follows segment 1 on every port");
 }
+
+/// INT's txBytes at a port with a device FIFO (ns-3's PointToPointNetDevice queue): a packet
+/// is stamped when it leaves the buffer manager's queue for the device, and txBytes counts the
+/// bytes whose transmission started strictly before that instant, not the packets committed to
+/// the device ahead of it. Host 0 sends 8 segments at 40 Gbps into leaf 0's 10 Gbps uplink:
+/// segment k arrives at a_k = a_0 + k t40 and goes straight down to the device (room for 100),
+/// while segment j starts at s_j = a_0 + 4 j t40 (t10 = 4 t40). So segment k is stamped at a_k
+/// with txBytes = #{j < k : s_j < a_k} = ceil(k / 4) segments (at k = 4, segment 1 starts at
+/// that very instant and is not counted). Without a device FIFO a segment is stamped when it
+/// starts, after every earlier one: k segments, with the later arrivals queued behind it.
+#[test]
+fn int_tx_bytes_below_a_device_fifo() {
+    for dev in [100u32, 0] {
+        let v = json!({
+            "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
+            "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
+                         "host_link_bps": 40_000_000_000u64, "fabric_link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000},
+            "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "device_queue_packets": dev,
+                       "bm": {"scheme": "cs", "params": {}}},
+            "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 8, "min_rto_ps": 1_000_000_000u64,
+                          "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
+                          "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
+            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 8000, "start_ps": 0, "priority": 0}]}],
+            "output": {}
+        });
+        let spec: SimSpec = serde_json::from_value(v).unwrap();
+        let mut sim = Simulator::new(&spec).unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
+        let out = sim.run(&mut |_, _| true);
+        assert!(out.flow_end_ps[0] != u64::MAX);
+        let log = log.lock().unwrap();
+        assert_eq!(log.len(), 8, "one ACK per segment");
+        let (d, t40, t10) = (1_000_000u64, tx_time_ps(1050, 40_000_000_000), tx_time_ps(1050, 10_000_000_000));
+        assert_eq!(t10, 4 * t40);
+        let a0 = t40 + d;
+        for (k, s) in log.iter().enumerate() {
+            let k = k as u64;
+            let (ts, sent) = if dev > 0 { (a0 + k * t40, k.div_ceil(4)) } else { (a0 + k * t10, k) };
+            assert_eq!(s.hops[0].ts_ps, ts, "device FIFO {dev}: segment {k}'s stamp time at leaf 0");
+            assert_eq!(s.hops[0].tx_bytes, sent * 1050, "device FIFO {dev}: segment {k}'s txBytes at leaf 0");
+            // Behind it in the buffer manager's queue: nothing above a device FIFO with room;
+            // without one, the segments that arrived by its start (a_j <= s_k: j <= 4k).
+            let behind = if dev > 0 { 0 } else { (4 * k).min(7) - k };
+            assert_eq!(s.hops[0].qlen_bytes as u64, behind * 1050, "device FIFO {dev}: queue behind segment {k}");
+        }
+    }
+}
