@@ -8,13 +8,17 @@ the instructions in total, per event, per delivered data packet, the events per 
 data packet, the events by kind, and the top functions (callgrind_annotate, inclusive of
 nothing: self cost).
 
-    python bench/callgrind.py [--scenario standard|abm-eval] [--arrivals-ms MS] [--top 25] [--json]
+    python bench/callgrind.py [--scenario standard|abm-eval|abm-fig7-dt] [--arrivals-ms MS] [--top 25] [--json]
 
 `standard` runs at its full horizon (50 ms of arrivals, ~2.9 M events: about a minute under
 callgrind). `abm-eval` at its full horizon (500 ms of arrivals, ~35 M events) would take
 about half an hour under callgrind, so by default its arrivals stop at 50 ms
 (`--arrivals-ms`, printed in the header); the per-event and per-packet counts are what
 compare, and they barely depend on the horizon once the network is loaded.
+
+`abm-fig7-dt` is the run every ABM reproduction's cost follows: `sharebuf repro abm-fig7`'s DT run
+at α = 0.5, seed 1, with the figure's ns3dc profile (100-packet device FIFOs below every switch
+queue, fq_codel host NICs), arrivals cut to 50 ms like `abm-eval`.
 """
 
 from __future__ import annotations
@@ -29,14 +33,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Arrivals horizon used under callgrind when the scenario's own is too long to profile.
-DEFAULT_ARRIVALS_MS = {"abm-eval": 50.0}
+DEFAULT_ARRIVALS_MS = {"abm-eval": 50.0, "abm-fig7-dt": 50.0}
 KINDS = ["Arrive", "TxDone", "FlowStart", "Rto", "DelAck", "Pace", "CbrSend", "BmTick", "SampleBuffer", "SampleQueues"]
+
+
+def repro_run(figure: str, series: str, x: float, seed: int = 1) -> dict:
+    """The scenario `sharebuf repro FIGURE --scale full` plans for one series, x and seed."""
+    from sharebuf.repro import list_figures
+    from sharebuf.repro.spec import points
+
+    for s, px, pseed, sc in points(list_figures()[figure], "full", None, {}):
+        if (s, px, pseed) == (series, x, seed):
+            return sc
+    raise SystemExit(f"{figure}: no run for series {series!r}, x = {x}, seed {seed}")
+
+
+#: Named runs of the reproductions: (figure, series, x).
+REPRO_RUNS = {"abm-fig7-dt": ("abm-fig7", "DT", 0.5)}
 
 
 def build_spec(scenario: str, arrivals_ms: float | None, out: Path) -> str:
     from sharebuf.config import engine_spec_json, load_scenario, resolve
 
-    sc, base, name = load_scenario(scenario)
+    sc, base, name = load_scenario(repro_run(*REPRO_RUNS[scenario]) if scenario in REPRO_RUNS else scenario)
     if arrivals_ms is not None:
         sc.arrivals_until_ms = arrivals_ms
     out.write_text(engine_spec_json(resolve(sc, base)))
@@ -45,7 +64,8 @@ def build_spec(scenario: str, arrivals_ms: float | None, out: Path) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenario", default="standard", help="bundled scenario name or TOML path (default: standard)")
+    ap.add_argument("--scenario", default="standard",
+                    help="bundled scenario name, TOML path, or abm-fig7-dt (a reproduction's run, ns3dc profile) (default: standard)")
     ap.add_argument("--arrivals-ms", type=float, default=None,
                     help="override arrivals_until_ms (default: the scenario's own; abm-eval: 50)")
     ap.add_argument("--top", type=int, default=25, help="functions to list (default 25)")

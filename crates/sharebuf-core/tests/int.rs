@@ -27,18 +27,20 @@ impl CongestionControl for Recorder {
     }
 }
 
-#[test]
-fn int_on_three_hops_matches_hand_computation() {
-    // Leaf-spine, 2 leaves x 2 servers, 1 spine: host 0 (leaf 0) -> host 2 (leaf 1).
+/// Host 0 (leaf 0) sends one flow of `size_bytes` to host 2 (leaf 1) on a leaf-spine of 2
+/// leaves x 2 servers and 1 spine (1 us links), with the INT recorder as its congestion control;
+/// returns the INT stack every ACK echoed.
+fn int_log(host_bps: u64, fabric_bps: u64, init_cwnd: u32, delayed_ack: u32, device_queue_packets: u32, size_bytes: u64) -> Vec<IntStack> {
     let v = json!({
         "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
         "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
-                     "host_link_bps": 10_000_000_000u64, "fabric_link_bps": 40_000_000_000u64, "link_delay_ps": 1_000_000},
-        "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "cs", "params": {}}},
-        "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 2, "min_rto_ps": 1_000_000_000u64,
-                      "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
+                     "host_link_bps": host_bps, "fabric_link_bps": fabric_bps, "link_delay_ps": 1_000_000},
+        "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "device_queue_packets": device_queue_packets,
+                   "bm": {"scheme": "cs", "params": {}}},
+        "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": init_cwnd, "min_rto_ps": 1_000_000_000u64,
+                      "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": delayed_ack, "delayed_ack_timeout_ps": 1_000_000,
                       "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
-        "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 2000, "start_ps": 0, "priority": 0}]}],
+        "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": size_bytes, "start_ps": 0, "priority": 0}]}],
         "output": {}
     });
     let spec: SimSpec = serde_json::from_value(v).unwrap();
@@ -46,8 +48,15 @@ fn int_on_three_hops_matches_hand_computation() {
     let log = Arc::new(Mutex::new(Vec::new()));
     sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
     let out = sim.run(&mut |_, _| true);
-    assert!(out.flow_end_ps[0] != u64::MAX);
-    let log = log.lock().unwrap();
+    assert!(out.flow_end_ps[0] != u64::MAX, "the flow finishes");
+    let log = log.lock().unwrap().clone();
+    log
+}
+
+#[test]
+fn int_on_three_hops_matches_hand_computation() {
+    // Leaf-spine, 2 leaves x 2 servers, 1 spine: host 0 (leaf 0) -> host 2 (leaf 1).
+    let log = int_log(10_000_000_000, 40_000_000_000, 2, 1, 0, 2000);
     assert_eq!(log.len(), 2, "one ACK per data packet");
     let (d, host, fab) = (1_000_000u64, 10_000_000_000u64, 40_000_000_000u64);
     let size = 1050u64;
@@ -85,24 +94,7 @@ fn int_on_three_hops_matches_hand_computation() {
 /// first ACK from the timer (segment 1 alone), the second at once (the last segment).
 #[test]
 fn delayed_ack_timer_ack_carries_int() {
-    let v = json!({
-        "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
-        "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
-                     "host_link_bps": 10_000_000_000u64, "fabric_link_bps": 40_000_000_000u64, "link_delay_ps": 1_000_000},
-        "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "cs", "params": {}}},
-        "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 1, "min_rto_ps": 1_000_000_000u64,
-                      "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 2, "delayed_ack_timeout_ps": 1_000_000,
-                      "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
-        "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 2000, "start_ps": 0, "priority": 0}]}],
-        "output": {}
-    });
-    let spec: SimSpec = serde_json::from_value(v).unwrap();
-    let mut sim = Simulator::new(&spec).unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
-    let out = sim.run(&mut |_, _| true);
-    assert!(out.flow_end_ps[0] != u64::MAX);
-    let log = log.lock().unwrap();
+    let log = int_log(10_000_000_000, 40_000_000_000, 1, 2, 0, 2000);
     assert_eq!(log.len(), 2);
     let (d, host, fab) = (1_000_000u64, 10_000_000_000u64, 40_000_000_000u64);
     let leaf0 = tx_time_ps(1050, host) + d;
@@ -125,25 +117,7 @@ fn delayed_ack_timer_ack_carries_int() {
 #[test]
 fn int_tx_bytes_below_a_device_fifo() {
     for dev in [100u32, 0] {
-        let v = json!({
-            "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
-            "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
-                         "host_link_bps": 40_000_000_000u64, "fabric_link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000},
-            "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "device_queue_packets": dev,
-                       "bm": {"scheme": "cs", "params": {}}},
-            "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 8, "min_rto_ps": 1_000_000_000u64,
-                          "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
-                          "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
-            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 8000, "start_ps": 0, "priority": 0}]}],
-            "output": {}
-        });
-        let spec: SimSpec = serde_json::from_value(v).unwrap();
-        let mut sim = Simulator::new(&spec).unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
-        let out = sim.run(&mut |_, _| true);
-        assert!(out.flow_end_ps[0] != u64::MAX);
-        let log = log.lock().unwrap();
+        let log = int_log(40_000_000_000, 10_000_000_000, 8, 1, dev, 8000);
         assert_eq!(log.len(), 8, "one ACK per segment");
         let (d, t40, t10) = (1_000_000u64, tx_time_ps(1050, 40_000_000_000), tx_time_ps(1050, 10_000_000_000));
         assert_eq!(t10, 4 * t40);
