@@ -196,7 +196,7 @@ def gridrun_lines(r: dict) -> list:
     flips = [c for c in r["claims"] if c["quick"] is not None and (c["quick"] == "yes") != c["holds"]]
     per = ", ".join(f"{f.replace('abm-', '')} {v['runs']} runs {v['wall_s'] / 60:.1f} min"
                     for f, v in sorted(r["per_figure"].items(), key=lambda kv: int(kv[0].split("fig")[1])))
-    L = ["", "#### Measured: the grid at one seed, run whole", "",
+    L = ["#### Measured: the grid at one seed, run whole", "",
          f"`python bench/paper_scale.py gridrun` ran `{r['command']}` ({r['started_utc']} UTC, engine `{r['commit']}`, "
          f"load average {r['loadavg_end']:.1f} at the end; nothing else ran): **{r['distinct']} distinct runs "
          f"({r['planned']} planned), 3 s of arrivals each, in {r['wall_s'] / 60:.1f} minutes of wall time on this machine's "
@@ -468,7 +468,7 @@ def grid_lines(g: dict) -> list:
               "NICs make its per-packet path about twice the `standard` scenario's (bench/results/perf.md).", "",
               f"The issue's < 30 minutes on 2 cores needs {pr['total_events'] / 1e9:,.0f} G events in 3,600 core-seconds: "
               f"**{pr['events_per_s_needed_30min'] / 1e6:,.0f} M events per CPU-second**, {pr['events_per_s_needed_30min'] / pr['events_per_cpu_s']:.1f}x "
-              "today's rate on these runs (the issue's hot-path target of 20 M events/s is not enough on its own: also fewer "
+              f"the sample's rate on these runs (engine `{g['measured'][0].get('commit', '?')}`; the measured run below supersedes this prediction) (the issue's hot-path target of 20 M events/s is not enough on its own: also fewer "
               "events per packet, or the issue's 157 runs, i.e. one seed, in which case divide by "
               f"{g['distinct'] / max(1, seed1):.1f})."]
     L.append("")
