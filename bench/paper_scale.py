@@ -409,9 +409,8 @@ def section() -> list:
                   f"per delivered data packet, {r['delivered_data_pkts'] / r['cpu_s'] / 1e6:.2f} M packets per CPU-second; "
                   f"{r['flows'] - r['finished']:,} flows still running at `max_ms` (reported unfinished). The rate per event, "
                   f"{r['events'] / r['cpu_s'] / 1e6:.2f} M per CPU-second (load average {r['loadavg_end']:.1f}), and the cost per ms of "
-                  f"arrivals, {r['cpu_s'] / r['arrivals_ms']:.1f} CPU s, compare with the 8 ms point of the curves above (0.94 M, 5.1 CPU s "
-                  "per ms, engine 959cbe4 at load ~10; the first measurement of this run there: 325 CPU s). The curves predate "
-                  "issue 10's passes 2-4 and were measured on a busy machine: rerun `bench/scaling.py` before predicting from them.", ""]
+                  f"arrivals, {r['cpu_s'] / r['arrivals_ms']:.1f} CPU s, compare with the 2-8 ms points of the curves above (the same "
+                  "workload; the first measurement of this run, at engine 959cbe4 on a busy machine: 325 CPU s).", ""]
     if png:
         L += ["![paper scale](paper_scale.png)", ""]
     if "grid" in data:
