@@ -546,14 +546,14 @@ impl Simulator {
         self.kick(g);
     }
 
-    /// Start the next transmission on port `g` if it is idle, or make sure it wakes up; a port
-    /// with a device FIFO refills it instead (`wake`).
+    /// Start the next transmission on port `g` (no device FIFO: such a port refills its FIFO
+    /// instead, `refill_device`; `wake` picks) if it is idle, or make sure it wakes up.
     #[inline]
     fn kick(&mut self, g: usize) {
         let now = self.ev.now;
         let port = &mut self.ports[g];
         if port.busy_until > now {
-            if port.txdone_at != port.busy_until && port.has_queued() {
+            if port.txdone_at != port.busy_until && port.queued_pkts > 0 {
                 port.txdone_at = port.busy_until;
                 self.ev.at(port.busy_until, Kind::TxDone, g as u32, 0);
             }
@@ -596,15 +596,15 @@ impl Simulator {
         }
     }
 
-    /// Port `g` is idle: put packet `id` on the wire now, and wake the port when it is done
-    /// if more packets wait.
+    /// Port `g` (no device FIFO) is idle: put packet `id` on the wire now, and wake the port
+    /// when it is done if more packets wait.
     #[inline(always)]
     fn start_tx(&mut self, g: usize, id: u32) {
         let now = self.ev.now;
         let end = self.put_on_wire(g, id, now);
         // SAFETY: `put_on_wire` checked `g` (debug builds); callers pass valid port ids.
         let port = unsafe { self.ports.get_unchecked_mut(g) };
-        if port.has_queued() {
+        if port.queued_pkts > 0 {
             port.txdone_at = end;
             self.ev.at(end, Kind::TxDone, g as u32, 0);
         }

@@ -186,11 +186,6 @@ impl Port {
         self.tx_bytes - self.dev_bytes - if self.wire_start == now { self.wire_bytes as u64 } else { 0 }
     }
 
-    #[inline]
-    pub fn has_queued(&self) -> bool {
-        self.queued_pkts > 0 || !self.dev.is_empty()
-    }
-
     /// Serialization time of `bytes` on this port.
     #[inline]
     pub fn tx_time_ps(&self, bytes: u64) -> u64 {
