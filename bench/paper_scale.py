@@ -166,7 +166,7 @@ def part_gridrun(args) -> None:
     quick = quick_verdicts()
     rows = [{"figure": f, "id": c["id"], "holds": bool(c["holds"]), "quick": quick.get((f, c["text"])),
              "measured": c["measured"], "paper": c["paper_value"]} for f, v in claims.items() for c in v["claims"]]
-    save("gridrun", {"command": " ".join(["sharebuf", *cmd[3:-3]]), "started_utc": started, "commit": commit(),
+    save("gridrun", {"command": " ".join(["sharebuf", *cmd[3:-3]]), "started_utc": started, "commit": commit(), "machine": scaling.machine(),
                      "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024,
                      "loadavg_end": os.getloadavg()[0], "planned": len(pts), "distinct": len(runs),
                      "run_wall_s": float(runs.wall_s.sum()), "longest_run_s": float(runs.wall_s.max()),
@@ -190,6 +190,12 @@ def quick_verdicts() -> dict:
     return out
 
 
+def jobs_of(command: str) -> str:
+    """The worker count of a recorded repro command (`--jobs N`)."""
+    words = command.split()
+    return words[words.index("--jobs") + 1] if "--jobs" in words else "?"
+
+
 def gridrun_lines(r: dict) -> list:
     held = sum(c["holds"] for c in r["claims"])
     quick_held = sum(c["quick"] == "yes" for c in r["claims"])
@@ -198,9 +204,9 @@ def gridrun_lines(r: dict) -> list:
                     for f, v in sorted(r["per_figure"].items(), key=lambda kv: int(kv[0].split("fig")[1])))
     L = ["#### Measured: the grid at one seed, run whole", "",
          f"`python bench/paper_scale.py gridrun` ran `{r['command']}` ({r['started_utc']} UTC, engine `{r['commit']}`, "
-         f"load average {r['loadavg_end']:.1f} at the end; nothing else ran): **{r['distinct']} distinct runs "
-         f"({r['planned']} planned), 3 s of arrivals each, in {r['wall_s'] / 60:.1f} minutes of wall time on this machine's "
-         f"2 cores**, {r['cpu_s'] / 60:.1f} CPU minutes for the whole process tree (the runs' own wall times add up to "
+         f"{r.get('machine', 'this machine')}, load average {r['loadavg_end']:.1f} at the end; nothing else ran): "
+         f"**{r['distinct']} distinct runs ({r['planned']} planned), 3 s of arrivals each, in {r['wall_s'] / 60:.1f} minutes "
+         f"of wall time with {jobs_of(r['command'])} worker processes**, {r['cpu_s'] / 60:.1f} CPU minutes for the whole process tree (the runs' own wall times add up to "
          f"{r['run_wall_s'] / 60:.1f} min, the longest {r['longest_run_s']:.0f} s), peak RSS {r['max_rss_mb']:.0f} MB per process. "
          f"By figure: {per}. The issue's target, the ABM grid at one seed in under 30 minutes on 2 cores, is met; "
          "the three seeds of `--scale full` take three times as long.", "",
