@@ -282,8 +282,9 @@ impl Simulator {
             // keeps (start, bytes) of those not started when it was last settled.
             // (A packet whose start is now may still be listed: the wake-up at now has not run.)
             let waiting: Vec<u64> = port.dev.iter().map(|&(t, _)| t).filter(|&t| t >= now).collect();
-            if waiting.iter().filter(|&&t| t > now).count() > port.dev_cap as usize {
-                violated!(self, "device FIFO within its capacity", "{when}: {}: {} packets wait, capacity {}", name(g), waiting.len(), port.dev_cap);
+            let after_now = waiting.iter().filter(|&&t| t > now).count();
+            if after_now > port.dev_cap as usize {
+                violated!(self, "device FIFO within its capacity", "{when}: {}: {after_now} packets wait, capacity {}", name(g), port.dev_cap);
             }
             if port.dev_bytes != port.dev.iter().map(|&(_, b)| b as u64).sum::<u64>() {
                 violated!(self, "device FIFO byte count", "{when}: {}: counted {} B", name(g), port.dev_bytes);

@@ -172,13 +172,13 @@ impl FqCodel {
         Some((p.0, p.1))
     }
 
-    /// Visit every queued packet: (id, bytes), bucket by bucket (invariant checks).
     /// Whether any flow is on the new or old list (a dequeue would retire the empty ones).
     #[inline]
     pub fn has_flows(&self) -> bool {
         !self.new_flows.is_empty() || !self.old_flows.is_empty()
     }
 
+    /// Visit every queued packet: (id, bytes), bucket by bucket (invariant checks).
     pub fn for_each_queued(&self, mut f: impl FnMut(u32, u32)) {
         self.flows.iter().flat_map(|fl| fl.q.iter()).for_each(|&(id, bytes, _)| f(id, bytes));
     }
