@@ -212,7 +212,7 @@ def write_md(results: dict, path: Path, quick: bool) -> None:
         per_pkt[kind] = sum(r["events"] for r in pts) / sum(r["delivered_data_pkts"] for r in pts)
     big = [r for r in web if r["arrivals_ms"] >= 10]
     ratio = [r["delivered_data_pkts"] / offered_pkts(r) for r in big]
-    import paper_scale  # commit(), and the measured paper-scale runs (bench/paper_scale.py) keep their section
+    import paper_scale  # the measured paper-scale runs (bench/paper_scale.py) keep their section
 
     small_hosts = [r for name, pts in results.items() if name.startswith("hosts") for r in pts if r["hosts"] <= 128]
     lines = ["# Cost curves: wall time, events and memory of the engine", "",
@@ -236,7 +236,8 @@ def write_md(results: dict, path: Path, quick: bool) -> None:
              f"{per_pkt['fat_tree']:.1f} on a fat-tree (6-link paths)** (all points of each kind).",
              f"3. Speed: {min(r['events'] / r['cpu_s'] for r in web) / 1e6:.1f}-{max(r['events'] / r['cpu_s'] for r in web) / 1e6:.1f} M "
              f"events per CPU-second on this machine: {min(r['events'] / r['cpu_s'] for r in small_hosts) / 1e6:.0f}-"
-             f"{max(r['events'] / r['cpu_s'] for r in small_hosts) / 1e6:.0f} M for 54-128 hosts, falling with the network's size (next "
+             f"{max(r['events'] / r['cpu_s'] for r in small_hosts) / 1e6:.0f} M for {min(r['hosts'] for r in small_hosts)}-"
+             f"{max(r['hosts'] for r in small_hosts)} hosts, falling with the network's size (next "
              f"section); {rate / 1e6:.1f} M over all points. CPU s ~ events / rate at the matching size.",
              f"4. Memory: **{bpf:,.0f} bytes of peak RSS per flow** (slope of RSS against the flow count, 1 KB NewReno flows, "
              f"sampling off; intercept {a / 2**20:.1f} MB) plus the route tables (per switch, one 8 B span per destination host and "

@@ -325,11 +325,7 @@ impl Simulator {
                 // transmission started at the same instant from an arrival.
                 if port.txdone_at == e.time {
                     port.txdone_at = 0;
-                    if port.dev_cap == 0 {
-                        self.kick(e.a as usize);
-                    } else {
-                        self.refill_device(e.a as usize);
-                    }
+                    self.wake(e.a as usize);
                 }
             } else {
                 self.dispatch_other(e.kind(), e.a);
@@ -566,7 +562,9 @@ impl Simulator {
     /// Port `g` may send: `kick`, or for a port with a device FIFO, `refill_device`.
     #[inline(always)]
     fn wake(&mut self, g: usize) {
-        if self.ports[g].dev_cap == 0 {
+        debug_assert!(g < self.ports.len());
+        // SAFETY: callers pass a port id (a TxDone's, or a host's NIC, checked at build).
+        if unsafe { self.ports.get_unchecked(g) }.dev_cap == 0 {
             self.kick(g);
         } else {
             self.refill_device(g);
