@@ -106,6 +106,9 @@ def main() -> int:
     print(f"4. PGO engine: {pgo}", flush=True)
 
     if not args.no_measure:
+        if not shutil.which("valgrind"):
+            raise SystemExit("pgo: step 4 counts instructions with valgrind, which is not installed "
+                             "(apt-get install valgrind), or pass --no-measure")
         subprocess.run(["cargo", "build", "--release", "-q", "--bin", "sharebuf-engine"], cwd=ROOT, check=True)
         plain = ROOT / "target" / "release" / "sharebuf-engine"
         print(f"{'run':<14} {'plain Ir/pkt':>13} {'PGO Ir/pkt':>11} {'change':>8}  outputs")
