@@ -146,7 +146,7 @@ def evaluate(c: Claim, table: Dict[str, Dict[float, float]]) -> dict:
         ok = not math.isnan(measured) and lo <= measured <= hi
         rule = _describe(c, lo, hi)
     return dict(id=c.id, panel=c.panel, text=c.text, paper_value=c.paper_value, measured=measured, rule=rule,
-                holds=bool(ok), note=c.note)
+                holds=bool(ok), why=c.why)
 
 
 def evaluate_points(c: Claim, ft, metric: str) -> dict:

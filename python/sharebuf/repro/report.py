@@ -111,14 +111,14 @@ def _figure_md(fid: str, f: dict, spec, image: bool) -> list:
     if not f["claims"]:
         return lines + ["(no numeric claims)", ""]
     if per_seed:
-        lines += ["| claim | panel | paper | measured | rule | holds | seeds | measured per seed | note |",
+        lines += ["| claim | panel | paper | measured | rule | holds | seeds | measured per seed | why |",
                   "|---|---|---|---|---|---|---|---|---|"]
     else:
-        lines += ["| claim | panel | paper | measured | rule | holds | note |", "|---|---|---|---|---|---|---|"]
+        lines += ["| claim | panel | paper | measured | rule | holds | why |", "|---|---|---|---|---|---|---|"]
     for c in f["claims"]:
         seeds = (f" {_seeds_held(c)} | {_per_seed(c)} |" if per_seed else "")
         lines.append(f"| {c['text']} | {c['panel']} | {_fmt(c['paper_value'])} | {_fmt(c['measured'])} | {c['rule']} | "
-                     f"{'yes' if c['holds'] else '**no**'} |{seeds} {c['note']} |")
+                     f"{'yes' if c['holds'] else '**no**'} |{seeds} {c['why']} |")
     return lines + [""]
 
 

@@ -103,6 +103,31 @@ class Panel(_M):
     x_label: Optional[str] = None
 
 
+class Ns3dcRun(_M):
+    """The authors' simulator's runs of one series at one x: one fct file per seed."""
+    series: str
+    x: float
+    #: Paths of ns3dc fct files, relative to the repository root (one per seed).
+    files: List[str]
+    #: The exact command line(s) behind them, or the path of the file that holds them.
+    command: str = ""
+
+
+class Ns3dcRef(_M):
+    """Side-by-side runs of the ABM authors' simulator (ns3dc) on a figure's setup (``[ns3dc]``):
+    every claim whose series and x they cover gets an ns3dc column computed by the same rule."""
+    #: What ran and how it maps to the spec's setup (no measured values: see :func:`why_lint`).
+    about: str
+    #: ns3dc's ``priority`` column -> the sharebuf workload whose class it is (flows with
+    #: ``incast = 1`` belong to ``incast_workload``).
+    workloads: Dict[str, str] = Field(default_factory=dict)
+    incast_workload: str = "incast"
+    #: Base RTT (µs) and host link (Gbps) of ns3dc's slowdown: fct / (base RTT + size·8 / link).
+    base_rtt_us: float = 80.0
+    link_gbps: float = 10.0
+    runs: List[Ns3dcRun]
+
+
 class Claim(_M):
     id: str
     panel: str
@@ -123,7 +148,10 @@ class Claim(_M):
     #: Relative tolerance for monotone checks (a step within it is not an inversion).
     rel_tol: float = 0.0
     paper_value: Optional[Union[float, str]] = None
-    note: str = ""
+    #: Why the claim holds or fails: the mechanism, a paper-vs-code difference, a pointer to a
+    #: validation. It quotes no measured value (:func:`why_lint`): the report computes every
+    #: number it shows from the runs it rendered.
+    why: str = ""
 
 
 class Scenario(_M):
@@ -152,6 +180,8 @@ class FigureSpec(_M):
     x_label: str = "x"
     panels: List[Panel]
     claims: List[Claim] = Field(default_factory=list)
+    #: The authors' simulator on this figure's setup, where side-by-side runs exist.
+    ns3dc: Optional[Ns3dcRef] = None
     layout: Optional[List[int]] = None  # rows, cols
 
     @property
@@ -186,6 +216,9 @@ class FigureSpec(_M):
                 for s in [c.series, *c.others]:
                     if s not in names:
                         raise ValueError(f"claim {c.id}: series '{s}' is not one of {sorted(names)}")
+        for r in (self.ns3dc.runs if self.ns3dc else []):
+            if r.series not in names:
+                raise ValueError(f"[ns3dc] run: series '{r.series}' is not one of {sorted(names)}")
         return self
 
     def scale(self, name: str) -> Scale:
@@ -267,3 +300,76 @@ def points(spec: FigureSpec, scale: str, seeds: Optional[List[int]] = None, over
                 d["seed"] = int(seed)
                 out.append((s.name, x, int(seed), d))
     return out
+
+
+# ----------------------------------------------------------------------------- the why rule
+import re as _re
+
+#: References that carry digits but no measurement: sections, figures, tables, equations,
+#: RFCs, ns-3 versions, figures.md's assumption labels (A-X6), issue numbers.
+_REFS = _re.compile(r"§\s*[\d.]+(?:\s*[-–]\s*[\d.]+)?|\b(?:Figs?|Figures?|Tables?|Eqs?|Equations?|RFC|Sections?|Sec|Alg|Algorithm)\.?"
+                    r"\s*\(?\d+[a-z]?(?:\.\d+)*\)?(?:\s*(?:[-–,]|and)\s*\(?\d+[a-z]?(?:\.\d+)*\)?)*|ns-?3[.\d]*|\b[A-Z]+(?:-[A-Z]+)*-[A-Z]?\d+\b"
+                    r"|#\d+|\b[A-Za-z]+\d+[A-Za-z\d]*\b|\d+[a-z]\b")
+_NUM = _re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s*(?:%|×|x\b|-fold|times\b))?")
+_OF = _re.compile(r"\b\d[\d,]*\s+(?:of|out of)\s+(?:the\s+|its\s+|their\s+)?\d[\d,]*\b|\b\d+\s*/\s*\d+\b(?!\s*(?:Gbps|µs|us|ms|s)\b)")
+
+
+def _numbers(obj) -> set:
+    """Every number written in ``obj`` (str, number, list, dict), normalised (``0.50`` = ``0.5``)."""
+    out = set()
+    if isinstance(obj, bool):
+        return out
+    if isinstance(obj, (int, float)):
+        out.add(_norm(str(obj)))
+    elif isinstance(obj, str):
+        for m in _re.finditer(r"\d+(?:\.\d+)?", obj):
+            out.add(_norm(m.group(0)))
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            out |= _numbers(k) | _numbers(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            out |= _numbers(v)
+    return out
+
+
+def _norm(t: str) -> str:
+    t = t.replace(",", "")
+    try:
+        v = float(t)
+    except ValueError:
+        return t
+    return repr(round(v, 9)).rstrip("0").rstrip(".") if "." in repr(v) else repr(v)
+
+
+def why_lint(spec: "FigureSpec") -> List[str]:
+    """Measured numbers quoted in the spec's claim ``why`` texts (and ``[ns3dc].about``), as
+    "claim id: '...'" strings; an empty list when there are none.
+
+    The rule: a ``why`` explains a mechanism; every number the report shows beside a claim is
+    computed from the runs it rendered. So a ``why`` may carry plain integers (a 10 ms RTO, a
+    100-packet FIFO, 32 servers) and references (§4.2, Fig. 7, RFC 6937, ns-3.39, A-X6), but a
+    decimal, a percentage or a multiplier (``1.5``, ``12%``, ``8×``) only if the same number is
+    written elsewhere in the spec outside the ``why`` texts (the claim's text, its paper value and
+    bounds, x values as written or displayed, the scenario, series and scale settings), and no
+    count of the form "N of M" or "N/M" unless both numbers are such settings ("1/10 RTT")."""
+    base = spec.model_dump(exclude={"claims", "ns3dc", "description", "sources"})
+    allowed = _numbers(base)
+    if spec.x is not None:
+        allowed |= {_norm(str(round(float(v) * spec.x.display_scale, 9))) for v in spec.x.values if isinstance(v, (int, float))}
+    texts = [(c.id, c.why, _numbers([c.text, c.paper_value, c.min, c.max, c.at, c.inversions])) for c in spec.claims]
+    if spec.ns3dc is not None:
+        texts.append(("[ns3dc].about", spec.ns3dc.about, set()))
+    bad = []
+    for cid, text, own in texts:
+        ok = allowed | own
+        body = _REFS.sub(" ", text)
+        for m in _OF.finditer(body):
+            if not {_norm(n) for n in _re.findall(r"\d[\d,]*", m.group(0))} <= ok:
+                bad.append(f"{cid}: '{m.group(0).strip()}' (a count from a run)")
+        for m in _NUM.finditer(_OF.sub(" ", body)):
+            num, unit = m.group(1), (m.group(2) or "").strip()
+            decimal = "." in num
+            if (decimal or unit) and _norm(num) not in ok:
+                bad.append(f"{cid}: '{m.group(0).strip()}'")
+    return bad
