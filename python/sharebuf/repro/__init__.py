@@ -88,7 +88,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     8 spines, one link each: the same 4:1 oversubscription and 9.6 KB per port per Gbps)."""
     import pandas as pd
 
-    from . import analytic, claims as claims_mod, report
+    from . import analytic, report, verdict
     from ..sweep import run_key, run_many
     from .metrics import validate_metric
     from .spec import points
@@ -124,11 +124,21 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     for s in specs:
         t0 = time.perf_counter()
         if s.simulated:
-            rows += point_rows(s, scale, plan[s.id], runs_dir, [p.metric for p in s.panels])
+            keep: dict = {}
+            seed_rows = point_rows(s, scale, plan[s.id], runs_dir, [p.metric for p in s.panels], keep=keep)
+            prows = pooled_rows(seed_rows, keep)
+            frows = seed_rows + prows
+            results[s.id] = judge_claims(s, seed_rows, prows, keep)
+            del keep
         else:
-            for r in analytic.generate(s):
-                rows.append(dict(figure=s.id, seed=0, run="", wall_s=time.perf_counter() - t0, **r))
+            frows = [dict(figure=s.id, seed=0, pooled=False, run="", wall_s=time.perf_counter() - t0, **r)
+                     for r in analytic.generate(s)]
+            ft = pd.DataFrame(frows)
+            results[s.id] = [verdict.judge_fixed(c, report.series_table(ft, _metric(s, c))) for c in s.claims]
+        rows += frows
     table = pd.DataFrame(rows)
+    if "seed" in table:
+        table["seed"] = table["seed"].astype("Int64")
     pfile = out / "points.parquet"
     if pfile.exists():
         old = pd.read_parquet(pfile)
@@ -136,13 +146,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
         table = pd.concat([old, table], ignore_index=True)
     _atomic_write(pfile, lambda tmp: table.to_parquet(tmp, index=False))
     for s in specs:
-        ft = table[table.figure == s.id]
-        res = []
-        for c in s.claims:
-            panel = next(p for p in s.panels if p.id == c.panel)
-            res.append(claims_mod.evaluate_points(c, ft, panel.metric))
-        results[s.id] = res
-        report.draw(s, ft, out)
+        report.draw(s, table[table.figure == s.id], out)
     cfile = out / "claims.json"
     allc = json.loads(cfile.read_text()) if cfile.exists() else {}
     for s in specs:
@@ -152,22 +156,123 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     return results
 
 
-def point_rows(s: FigureSpec, scale: str, planned, runs_dir: Path, wanted: Sequence[str]) -> List[dict]:
+def _metric(s: FigureSpec, c) -> str:
+    return next(p for p in s.panels if p.id == c.panel).metric
+
+
+def point_rows(s: FigureSpec, scale: str, planned, runs_dir: Path, wanted: Sequence[str], keep: Optional[dict] = None) -> List[dict]:
     """One row per (run, reported x) of figure ``s``: ``planned`` is a list of (series, x, seed,
     scenario dict, run key) whose runs are complete under ``runs_dir``; a ``constant`` series'
-    run is reported at every x of the scale. Columns: figure, series, x, seed, run, wall_s and
-    the metrics ``wanted`` (plus :func:`.metrics.run_metrics`'s standard set)."""
-    from .metrics import incast_workloads, run_metrics
+    run is reported at every x of the scale. Columns: figure, series, x, seed, pooled (False),
+    run, wall_s and the metrics ``wanted`` (plus :data:`.metrics.STANDARD`). With ``keep`` (a
+    dict), each run's flows behind the pooled metrics go in ``keep[(series, x, seed)]``."""
+    from .metrics import STANDARD, incast_workloads, load_run
 
     rows = []
     for series, x, seed, sc, key in planned:
         rd = Path(runs_dir) / f"run-{key}"
-        m = run_metrics(rd, wanted, incast_workloads(sc), sc)
+        m, rf = load_run(rd, wanted, incast_workloads(sc), sc)
+        if keep is not None:
+            rf.slim([*STANDARD, *wanted])
         wall = json.loads((rd / "summary.json").read_text())["wall_s"]
         sr = next(q for q in s.series if q.name == series)
         for xr in (s.scale(scale).x_values or s.x.values) if sr.constant else [x]:
-            rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, run=key, wall_s=wall, **m))
+            rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, pooled=False, run=key, wall_s=wall, **m))
+            if keep is not None:
+                keep[(series, float(xr), int(seed))] = rf
     return rows
+
+
+def _by_point(seed_rows: List[dict], keep: dict, metric: str) -> dict:
+    """{(series, x): {seed: RunFlows}} for a pooled metric, {(series, x): {seed: value}} otherwise."""
+    from .samples import pooled
+
+    pts: dict = {}
+    for r in seed_rows:
+        k = (r["series"], r["x"])
+        pts.setdefault(k, {})[int(r["seed"])] = keep[(r["series"], r["x"], int(r["seed"]))] if pooled(metric) else r.get(metric, math.nan)
+    return pts
+
+
+def pooled_rows(seed_rows: List[dict], keep: dict) -> List[dict]:
+    """One row per (series, x): the flow metrics on the flows of all seeds pooled, the others
+    averaged over seeds; ``seed`` is null, ``pooled`` True, ``seeds`` counts the runs."""
+    from .samples import pooled, pooled_value
+
+    if not seed_rows:
+        return []
+    metrics = [k for k in seed_rows[0] if k not in ("figure", "series", "x", "seed", "pooled", "run", "wall_s")]
+    groups: dict = {}
+    for r in seed_rows:
+        groups.setdefault((r["series"], r["x"]), []).append(r)
+    out = []
+    for (series, x), g in groups.items():
+        row = dict(figure=g[0]["figure"], series=series, x=x, seed=None, pooled=True, run="", wall_s=sum(r["wall_s"] for r in g),
+                   seeds=len(g))
+        for m in metrics:
+            runs = {int(r["seed"]): (keep[(series, x, int(r["seed"]))] if pooled(m) else r.get(m, math.nan)) for r in g}
+            row[m] = pooled_value(runs, m)
+        out.append(row)
+    return out
+
+
+def judge_claims(s: FigureSpec, seed_rows: List[dict], prows: List[dict], keep: dict) -> List[dict]:
+    """Every claim of a packet figure: measured on the pooled points, its interval and verdict
+    (:mod:`.verdict`), each seed alone, what it rests on, and the authors' simulator where a
+    side-by-side run exists."""
+    import pandas as pd
+
+    from . import claims as claims_mod, ns3dc, report, verdict
+
+    ft = pd.DataFrame(seed_rows)
+    prow = pd.DataFrame(prows)
+    seeds = sorted({int(v) for v in ft.seed})
+    npts, missing = ns3dc.points(s)
+    res = []
+    for c in s.claims:
+        metric = _metric(s, c)
+        r = verdict.judge(c, _by_point(seed_rows, keep, metric), metric, key=f"{s.id}|{c.id}")
+        if len(seeds) > 1:
+            per = {sd: claims_mod.evaluate(c, report.series_table(ft[ft.seed == sd], metric)) for sd in seeds}
+            r["seeds_total"] = len(seeds)
+            r["seeds_holding"] = sum(p["holds"] for p in per.values())
+            r["measured_by_seed"] = {str(sd): p["measured"] for sd, p in per.items()}
+        r["evidence"] = verdict.evidence(c, metric, prow)
+        if s.ns3dc is not None:
+            r["ns3dc"] = _ns3dc_claim(s, c, metric, npts, missing)
+            if r["ns3dc"].get("verdict"):
+                r["verdict_vs_ns3dc"] = verdict.combined(r["verdict"], r["ns3dc"]["verdict"])
+        res.append(r)
+    return res
+
+
+def _ns3dc_claim(s: FigureSpec, c, metric: str, npts: dict, missing: List[str]) -> dict:
+    """The claim on ns3dc's runs (its other series limited to those ns3dc ran)."""
+    import pandas as pd
+
+    from . import ns3dc, verdict
+    from .samples import pooled_value
+
+    ok, others = ns3dc.covered(c, npts)
+    if not ok:
+        return dict(covered=False, missing=missing)
+    cc = c.model_copy(update=dict(others=others))
+    pts = {k: v for k, v in npts.items() if k[0] in (c.series, *others)}
+    r = verdict.judge(cc, pts, metric, key=f"{s.id}|{c.id}|ns3dc")
+    prow = pd.DataFrame([dict(series=k[0], x=k[1], seeds=len(v), **{m: pooled_value(v, m) for m in _evidence_metrics(metric)})
+                         for k, v in pts.items()])
+    return dict(covered=True, series=[c.series, *others], measured=r["measured"], interval=r["interval"],
+                verdict=r["verdict"], evidence=verdict.evidence(cc, metric, prow), runs=len({i for v in pts.values() for i in v}),
+                command=next((run.command for run in s.ns3dc.runs if run.command), ""), missing=missing)
+
+
+def _evidence_metrics(metric: str) -> List[str]:
+    from .samples import tail_class
+
+    cls = tail_class(metric)
+    if cls is None or cls == "queries":
+        return []
+    return [f"n.{cls}", f"rto_pct.{cls}"]
 
 
 def _clean(o):

@@ -25,6 +25,12 @@ Names are ``<family>.<stat>.<class>[.<workload>]``:
 * ``rto_flows.<class>[.<workload>]`` — flows of a class (every flow, finished or not) that took at
   least one retransmission timeout: an incast p99 far above queueing delay is an RTO when more
   than 1% of the incast flows took one.
+* ``rto_pct.<class>[.<workload>]`` — % of a class's flows (every flow, finished or not) that
+  waited out at least one retransmission timeout; ``rto_pct.queries`` — % of incast queries with
+  at least one such response. Next to a p99: when ≥ 1% of the class timed out, the p99 is a
+  timeout.
+* ``n.<class>[.<workload>]`` — finished flows of a class: what its percentiles rest on.
+* ``drops.<cause>`` — packets dropped for that cause (``bm_threshold``, ``buffer_full``, ...).
 * ``queue.drain_us`` — from ``queue_occupancy.parquet`` (needs ``output.queue_sample_us``): for
   each (switch, port, queue), the time from its last sample at its peak to its first later
   empty sample; the largest over queues (ABM Fig. 3's drain time).
@@ -41,24 +47,16 @@ from typing import Dict, Iterable, Optional
 import numpy as np
 
 from ..classes import LONG_MIN_BYTES as LONG_BYTES, SHORT_MAX_BYTES as SHORT_BYTES, class_masks  # one definition
-PCTS = {"p10": 0.10, "p50": 0.50, "p70": 0.70, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+from . import samples
+from .samples import PCTS, RunFlows, nearest_rank  # noqa: F401  (nearest_rank: one definition, re-exported)
+
 CLASSES = ("incast", "short", "long", "all")
 
 
-def nearest_rank(x: np.ndarray, p: float) -> float:
-    """The p-quantile as ``sorted(x)[ceil(n·p) − 1]`` (NaN for no data)."""
-    if len(x) == 0:
-        return math.nan
-    s = np.sort(x)
-    return float(s[max(0, math.ceil(len(s) * p - 1e-9) - 1)])
-
-
 def _stat(x: np.ndarray, stat: str) -> float:
-    if stat == "mean":
-        return float(x.mean()) if len(x) else math.nan
-    if stat not in PCTS:
+    if stat not in PCTS and stat != "mean":
         raise KeyError(stat)
-    return nearest_rank(x, PCTS[stat])
+    return samples.stat(x, stat)
 
 
 def incast_workloads(scenario: dict) -> set:
@@ -90,10 +88,20 @@ def _leaf_spine(scenario: dict):
     return LeafSpine(**{"kind": "leaf_spine", **t})
 
 
+#: Computed for every run: the classes' median and tail, the timeouts and flows behind them.
+STANDARD = [*(f"slowdown.{s}.{c}" for s in ("p50", "p99") for c in ("incast", "short", "long")),
+            *(f"rto_pct.{c}" for c in ("incast", "short", "long", "queries")), *(f"n.{c}" for c in ("incast", "short", "long"))]
+
+
 def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenario: Optional[dict] = None) -> Dict[str, float]:
-    """Compute the metrics named in ``wanted`` (plus a standard set) for the run in ``run_dir``;
+    """Compute the metrics named in ``wanted`` (plus :data:`STANDARD`) for the run in ``run_dir``;
     flows of the workloads ``incast_names`` form the incast class; ``scenario`` (the run's
     scenario dict) is needed by ``throughput.uplink_pct``."""
+    return load_run(run_dir, wanted, incast_names, scenario)[0]
+
+
+def load_run(run_dir: Path, wanted: Iterable[str], incast_names: set, scenario: Optional[dict] = None):
+    """(:func:`run_metrics`' dict, the run's :class:`.samples.RunFlows` for pooling)."""
     import pyarrow.parquet as pq
 
     run_dir = Path(run_dir)
@@ -102,31 +110,21 @@ def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenari
     col = "slowdown_paper" if "slowdown_paper" in flows.columns else "slowdown"
     fin = flows[flows.finished]
     classes = _classes(fin, incast_names)
-    every = None
     out: Dict[str, float] = {"drops": float(summary["drops_total"]), "unfinished": float(summary["flows"]["unfinished"])}
-    std = [f"slowdown.{s}.{c}" for s in ("p50", "p99") for c in ("incast", "short", "long")]
-    for name in dict.fromkeys([*std, *wanted]):
+    for cause, k in (summary.get("drops") or {}).items():
+        out[f"drops.{cause}"] = float(k)
+    queries = None
+    if (run_dir / "queries.parquet").is_file():
+        queries = pq.read_table(run_dir / "queries.parquet").to_pandas()
+    rf = RunFlows(flows, queries, incast_names, float(summary["sim_s"]), col)
+    for name in dict.fromkeys([*STANDARD, *wanted]):
         fam, _, rest = name.partition(".")
-        if fam == "slowdown":
-            parts = rest.split(".")
-            df = _select(classes, fin, parts[1:])
-            out[name] = _stat(df[col].to_numpy(dtype=float), parts[0])
-        elif fam in ("fct", "retransmits", "rto_flows"):
-            if every is None:
-                every = flows.copy()
-                end = float(summary["sim_s"])
-                every["fct_any_s"] = every.fct_s.where(every.finished, end - every.start_s)
-                every_cls = _classes(every, incast_names)
-            parts = rest.split(".")
-            if fam == "fct":
-                df = _select(every_cls, every, parts[1:])
-                out[name] = _stat(df.fct_any_s.to_numpy(dtype=float) * 1e3, parts[0].rsplit("_", 1)[0])
-            elif fam == "retransmits":
-                df = _select(every_cls, every, parts)
-                out[name] = float(df.retransmits.sum())
-            else:
-                df = _select(every_cls, every, parts)
-                out[name] = float((df.timeouts > 0).sum())
+        if samples.pooled(name):
+            out[name] = rf.sample(name).value()
+        elif fam in ("retransmits", "rto_flows"):
+            m = rf.mask(rest.split("."))  # every flow of the class, finished or not
+            col_v = flows.retransmits.to_numpy() if fam == "retransmits" else (flows.timeouts.to_numpy() > 0)
+            out[name] = float(col_v[m].sum())
         elif name == "throughput.uplink_pct":
             if scenario is None:
                 raise KeyError(f"{name} needs the run's scenario")
@@ -147,13 +145,9 @@ def run_metrics(run_dir: Path, wanted: Iterable[str], incast_names: set, scenari
         elif name == "throughput.long_gbps":
             lf = classes["long"]
             out[name] = float((lf.size_bytes * 8 / lf.fct_s).mean() / 1e9) if len(lf) else math.nan
-        elif fam == "qct":
-            q = pq.read_table(run_dir / "queries.parquet").to_pandas()
-            x = q[q.finished].qct_s.to_numpy(dtype=float) * 1e3
-            out[name] = _stat(x, rest.split("_")[0])
         elif name not in out:
             raise KeyError(name)
-    return out
+    return out, rf
 
 
 def _drain_us(run_dir: Path) -> float:
@@ -217,12 +211,16 @@ def validate_metric(name: str) -> Optional[str]:
         if len(p) < 2 or not p[0].endswith("_ms") or p[0][:-3] not in (*PCTS, "mean") or p[1] not in CLASSES:
             return f"fct.<{stats}>_ms.<incast|short|long|all>[.<workload>]"
         return None
-    if fam in ("retransmits", "rto_flows"):
+    if fam in ("retransmits", "rto_flows", "n"):
         return None if rest.split(".")[0] in CLASSES else f"{fam}.<incast|short|long|all>[.<workload>]"
+    if fam == "rto_pct":
+        return None if rest == "queries" or rest.split(".")[0] in CLASSES else "rto_pct.<incast|short|long|all|queries>[.<workload>]"
+    if fam == "drops" and rest:
+        return None
     if fam == "buffer":
         stat = rest.partition(".")[0]
         return None if stat in ("p99_pct", "mean_pct", "max_pct") else "buffer.<p99_pct|mean_pct|max_pct>[.leaf|.all|.<switch>]"
     if name in ("throughput.long_gbps", "throughput.uplink_pct", "queue.drain_us", "qct.mean_ms", "qct.p99_ms", "drops", "unfinished"):
         return None
-    return ("one of slowdown.*, fct.*, retransmits.*, rto_flows.*, buffer.*, throughput.long_gbps, throughput.uplink_pct, "
+    return ("one of slowdown.*, fct.*, retransmits.*, rto_flows.*, rto_pct.*, n.*, drops.<cause>, buffer.*, throughput.long_gbps, throughput.uplink_pct, "
             "queue.drain_us, qct.mean_ms, qct.p99_ms, drops, unfinished")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Optional
 
 import numpy as np
 
@@ -13,10 +13,13 @@ from .spec import FigureSpec
 
 
 def series_table(ft, metric: str) -> Dict[str, Dict[float, float]]:
-    """{series: {x: mean over seeds of metric}} for one figure's points."""
+    """{series: {x: mean over seeds of metric}} for one figure's per-seed points (pooled rows,
+    if any, are left out)."""
     out: Dict[str, Dict[float, float]] = {}
     if metric not in ft.columns:
         return out
+    if "pooled" in ft.columns:
+        ft = ft[~ft["pooled"].fillna(False).astype(bool)]
     for (series, x), g in ft.groupby(["series", "x"]):
         v = g[metric].to_numpy(dtype=float)
         v = v[~np.isnan(v)]
@@ -49,21 +52,39 @@ def draw(spec: FigureSpec, ft, out: Path) -> list:
         if panel.metric not in ft.columns:
             ax.set_visible(False)
             continue
+        pooled_col = ft["pooled"].fillna(False).astype(bool) if "pooled" in ft.columns else None
+        rto = _rto_column(panel.metric)
+        marked = False
         for i, name in enumerate(names):
             g = ft[ft.series == name]
             if g.empty:
                 continue
-            agg = g.groupby("x")[panel.metric].agg(["mean", "min", "max"]).reset_index().sort_values("x")
-            x = agg["x"].to_numpy() * xs_scale
-            y = agg["mean"].to_numpy(dtype=float)
+            per = g[~pooled_col[g.index]] if pooled_col is not None else g
+            pool = g[pooled_col[g.index]] if pooled_col is not None else g.iloc[0:0]
+            spread = per.groupby("x")[panel.metric].agg(["mean", "min", "max"]).reset_index().sort_values("x")
+            if not pool.empty:
+                line = pool.sort_values("x")
+                x, y = line["x"].to_numpy() * xs_scale, line[panel.metric].to_numpy(dtype=float)
+            else:
+                line = spread.rename(columns={"mean": panel.metric})
+                x, y = spread["x"].to_numpy() * xs_scale, spread["mean"].to_numpy(dtype=float)
             y = np.where(np.isfinite(y), y, np.nan)
             if panel.bars:
                 ax.bar([i], [y[0]], label=name)
+                if len(spread) and spread["max"].iloc[0] > spread["min"].iloc[0]:
+                    ax.errorbar([i], [y[0]], yerr=[[y[0] - spread["min"].iloc[0]], [spread["max"].iloc[0] - y[0]]], fmt="none", color="k", lw=1)
                 continue
             marker = "o" if len(x) <= 12 else None
-            ax.plot(x, y, marker=marker, label=name)
-            if (agg["max"] > agg["min"]).any():
-                ax.fill_between(x, agg["min"], agg["max"], alpha=0.15)
+            (ln,) = ax.plot(x, y, marker=marker, label=name)
+            if (spread["max"] > spread["min"]).any():
+                ax.fill_between(spread["x"].to_numpy() * xs_scale, spread["min"], spread["max"], alpha=0.15, color=ln.get_color())
+            if rto is not None and rto[0] in line.columns:
+                hit = line[rto[0]].to_numpy(dtype=float) >= rto[1]
+                if hit.any():
+                    ax.scatter(x[hit], y[hit], marker="x", s=60, color="k", zorder=5)
+                    marked = True
+        if marked:
+            ax.annotate(f"×: ≥ {rto[1]:g}% of the class timed out", xy=(0.01, 0.01), xycoords="axes fraction", fontsize=6)
         if panel.bars:
             ax.set_xticks(range(len(names)), names, rotation=30)
         else:
@@ -87,6 +108,18 @@ def draw(spec: FigureSpec, ft, out: Path) -> list:
     return paths
 
 
+def _rto_column(metric: str):
+    """(rto column, threshold %) for a tail panel: a p99 is a timeout once ≥ 1% of its class
+    waited one out (p99.9: 0.1%)."""
+    fam, _, rest = metric.partition(".")
+    parts = rest.split(".")
+    if fam not in ("slowdown", "fct") or len(parts) < 2:
+        return None
+    p = parts[0].replace("_ms", "")
+    thr = {"p99": 1.0, "p999": 0.1, "p95": 5.0, "p90": 10.0}.get(p)
+    return None if thr is None else (f"rto_pct.{'.'.join(parts[1:])}", thr)
+
+
 def _fmt(v) -> str:
     if v is None:
         return "—"
@@ -97,28 +130,90 @@ def _fmt(v) -> str:
     return f"{v:.3g}"
 
 
+VERDICT_MD = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*"}
+
+
+def _verdict(c: dict) -> str:
+    return c.get("verdict") or ("holds" if c.get("holds") else "fails")
+
+
+def _interval(c: dict) -> str:
+    iv = c.get("interval")
+    if not iv or iv[0] is None or iv[1] is None or (isinstance(iv[0], float) and math.isnan(iv[0])):
+        return _fmt(c.get("measured"))
+    if iv[0] == iv[1] == c.get("measured"):
+        return _fmt(c.get("measured"))
+    return f"{_fmt(c.get('measured'))} [{_fmt(iv[0])}, {_fmt(iv[1])}]"
+
+
+def _span(vals, fmt) -> str:
+    vals = [v for v in (vals or []) if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not vals:
+        return ""
+    lo, hi = min(vals), max(vals)
+    return fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
+
+
+def _evidence_md(ev) -> str:
+    """"ABM: 4,320 flows, RTO 0%; drops 512 (bm_threshold 512)" per series, ranges over x."""
+    parts = []
+    for e in ev or []:
+        bits = []
+        if e.get("flows") is not None:
+            bits.append(f"{_span(e['flows'], lambda v: f'{v:,.0f}')} flows")
+        if e.get("rto_pct") is not None:
+            bits.append(f"RTO {_span(e['rto_pct'], lambda v: f'{v:.2g}')}%")
+        if e.get("drops") is not None:
+            causes = ", ".join(f"{k} {_span(v, lambda u: f'{u:,.0f}')}" for k, v in e.get("drops_by_cause", {}).items())
+            bits.append(f"drops {_span(e['drops'], lambda v: f'{v:,.0f}')}" + (f" ({causes})" if causes else ""))
+        if bits:
+            parts.append(f"{e['series']}: " + ", ".join(bits))
+    return "; ".join(parts)
+
+
+def _ns3dc_md(c: dict) -> str:
+    n = c.get("ns3dc")
+    if not n:
+        return ""
+    if not n.get("covered"):
+        return "no run" if not n.get("missing") else "fct files not found"
+    who = f" ({', '.join(n['series'])})" if n.get("series") else ""
+    return (f"{_interval(n)}{who}: {VERDICT_MD[n['verdict']]}; {_evidence_md(n.get('evidence'))}"
+            + (f" — {c['verdict_vs_ns3dc']}" if c.get("verdict_vs_ns3dc") else ""))
+
+
+def _counts(claims) -> Dict[str, int]:
+    out = {v: 0 for v in VERDICT_MD}
+    for c in claims:
+        out[_verdict(c)] += 1
+    return out
+
+
+def _counts_md(k: Dict[str, int]) -> str:
+    return f"{k['holds']} hold, {k['fails']} fail, {k['inconclusive']} inconclusive"
+
+
 def _figure_md(fid: str, f: dict, spec, image: bool) -> list:
     title = f"{spec.paper} {spec.figure}: {spec.title}" if spec else fid
-    held = sum(c["holds"] for c in f["claims"])
-    # Per-seed verdicts (claims.evaluate_points) exist only when the figure ran more than one seed.
     per_seed = any("seeds_total" in c for c in f["claims"])
-    every = (f" (mean over seeds); held in every seed alone {sum(c.get('seeds_holding') == c.get('seeds_total') for c in f['claims'])}"
-             if per_seed else "")
+    has_ns3dc = any("ns3dc" in c for c in f["claims"])
     lines = [f"## {fid} — {title}", "", f"{spec.description if spec else ''} Scale `{f['scale']}`, seeds {f['seeds']}; "
-             f"claims held {held} of {len(f['claims'])}{every}.", ""]
+             f"claims: {_counts_md(_counts(f['claims']))}.", ""]
     if image:
         lines += [f"![{fid}]({fid}.png)", ""]
     if not f["claims"]:
         return lines + ["(no numeric claims)", ""]
+    head = ["claim", "panel", "paper", "measured [95% interval]", "rule", "verdict"]
     if per_seed:
-        lines += ["| claim | panel | paper | measured | rule | holds | seeds | measured per seed | why |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-    else:
-        lines += ["| claim | panel | paper | measured | rule | holds | why |", "|---|---|---|---|---|---|---|"]
+        head += ["seeds holding", "per seed"]
+    head += ["rests on"] + (["the authors' simulator (ns3dc)"] if has_ns3dc else []) + ["why"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in f["claims"]:
-        seeds = (f" {_seeds_held(c)} | {_per_seed(c)} |" if per_seed else "")
-        lines.append(f"| {c['text']} | {c['panel']} | {_fmt(c['paper_value'])} | {_fmt(c['measured'])} | {c['rule']} | "
-                     f"{'yes' if c['holds'] else '**no**'} |{seeds} {c['why']} |")
+        cells = [c["text"], c["panel"], _fmt(c["paper_value"]), _interval(c), c["rule"], VERDICT_MD[_verdict(c)]]
+        if per_seed:
+            cells += [_seeds_held(c), _per_seed(c)]
+        cells += [_evidence_md(c.get("evidence"))] + ([_ns3dc_md(c)] if has_ns3dc else []) + [c.get("why", "")]
+        lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
     return lines + [""]
 
 
@@ -132,28 +227,38 @@ def _per_seed(c: dict) -> str:
     return ", ".join(f"s{s} {_fmt(v)}" for s, v in c.get("measured_by_seed", {}).items()) or "—"
 
 
-def _count(allc: dict):
-    return sum(c["holds"] for f in allc.values() for c in f["claims"]), sum(len(f["claims"]) for f in allc.values())
+def _count(allc: dict) -> Dict[str, int]:
+    return _counts([c for f in allc.values() for c in f["claims"]])
 
 
 def claims_md(allc: dict, specs: Dict[str, FigureSpec]) -> str:
-    held, total = _count(allc)
-    lines = ["# Claims checked", "", f"Claims held: **{held} of {total}**.", ""]
+    k = _count(allc)
+    lines = ["# Claims checked", "", f"Claims: **{_counts_md(k)}** of {sum(k.values())}.", ""]
     for fid, f in allc.items():
         lines += _figure_md(fid, f, specs.get(fid), image=False)
     return "\n".join(lines) + "\n"
 
 
 def index_md(allc: dict, specs: Dict[str, FigureSpec], wall_s: float, scale: str) -> str:
-    held, total = _count(allc)
+    k = _count(allc)
     lines = ["# sharebuf reproductions", "", f"Scale `{scale}`, {len(allc)} figures, wall time {wall_s / 60:.1f} min. "
-             f"Claims held: **{held} of {total}**.", ""]
-    per: dict = {}
-    for fid, f in allc.items():
-        p = specs[fid].paper if fid in specs else "?"
-        h, t = per.get(p, (0, 0))
-        per[p] = (h + sum(c["holds"] for c in f["claims"]), t + len(f["claims"]))
-    lines += ["| paper | claims held |", "|---|---|"] + [f"| {p} | {h} / {t} |" for p, (h, t) in per.items()] + [""]
+             f"Claims: **{_counts_md(k)}** of {sum(k.values())}.", ""]
+    lines += paper_table(allc, specs) + [""]
     for fid, f in allc.items():
         lines += _figure_md(fid, f, specs.get(fid), image=True)
     return "\n".join(lines) + "\n"
+
+
+def paper_table(allc: dict, specs: Dict[str, FigureSpec], wall_by_paper: Optional[Dict[str, float]] = None) -> list:
+    """Claims holding / failing / inconclusive per paper (and the wall time per paper, if given)."""
+    per: Dict[str, list] = {}
+    for fid, f in allc.items():
+        per.setdefault(specs[fid].paper if fid in specs else "?", []).extend(f["claims"])
+    wall = wall_by_paper is not None
+    lines = ["| paper | claims | hold | fail | inconclusive |" + (" wall time |" if wall else ""),
+             "|---|---|---|---|---|" + ("---|" if wall else "")]
+    for p, cl in per.items():
+        k = _counts(cl)
+        lines.append(f"| {p} | {len(cl)} | {k['holds']} | {k['fails']} | {k['inconclusive']} |"
+                     + (f" {wall_by_paper.get(p, 0) / 60:.1f} min |" if wall else ""))
+    return lines

@@ -1,0 +1,84 @@
+"""The ABM authors' simulator (ns3dc) as a column of the claims table.
+
+A figure spec's ``[ns3dc]`` table lists ns3dc runs of the figure's setup (fct files, one per seed,
+committed with the command lines that made them under ``bench/ns3dc/results/``). Their flows are
+read into the same :class:`.samples.RunFlows` as sharebuf's runs, so every claim those runs cover
+is evaluated by the same rule, pooled and resampled the same way.
+
+An fct file has one row per *finished* flow (``time flowsize fct basefct slowdown basertt
+flowstart priority incast``, times in ns except ``flowstart`` in µs): a flow ns3dc did not finish
+is absent. Slowdown is ns3dc's: fct / (base RTT + size·8 / host link). ns3dc reports no
+retransmission timeouts; a flow whose FCT is at least ns3dc's minimum RTO (10 ms) is counted as
+having waited one out. Incast responses of one query share its ``flowstart``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .samples import RunFlows
+from .spec import FigureSpec
+
+#: ns3dc's minimum (and initial) RTO: an FCT at least this long waited one out.
+MIN_RTO_S = 10e-3
+
+
+def repo_root() -> Optional[Path]:
+    """The repository checkout this package runs from (the fct files live there), or None when
+    installed without one."""
+    here = Path(__file__).resolve()
+    for p in here.parents:
+        if (p / "bench" / "ns3dc").is_dir() and (p / "python" / "sharebuf").is_dir():
+            return p
+    return None
+
+
+def read_fct(path: Path, spec: FigureSpec) -> RunFlows:
+    import pandas as pd
+
+    ref = spec.ns3dc
+    d = pd.read_csv(path, sep=r"\s+")
+    inc = d["incast"].to_numpy() == 1
+    wl = np.array([ref.workloads.get(str(int(p)), f"priority{int(p)}") for p in d["priority"]], dtype=object)
+    wl[inc] = ref.incast_workload
+    fct_s = d["fct"].to_numpy(dtype=float) * 1e-9
+    size = d["flowsize"].to_numpy(dtype=np.int64)
+    ideal = ref.base_rtt_us * 1e-6 + size * 8 / (ref.link_gbps * 1e9)
+    _, qid = np.unique(d["flowstart"].to_numpy(dtype=float), return_inverse=True)
+    flows = pd.DataFrame(dict(
+        size_bytes=size, workload=wl, finished=True, fct_s=fct_s, start_s=d["flowstart"].to_numpy(dtype=float) * 1e-6,
+        slowdown=fct_s / ideal, timeouts=(fct_s >= MIN_RTO_S).astype(np.int64), retransmits=np.nan,
+        query_id=np.where(inc, qid, -1)))
+    return RunFlows(flows, None, {ref.incast_workload}, end_s=float(d["time"].max()) if len(d) else 0.0)
+
+
+def points(spec: FigureSpec, root: Optional[Path] = None) -> Tuple[Dict[Tuple[str, float], Dict[int, RunFlows]], List[str]]:
+    """ns3dc's runs of a figure as {(series, x): {seed index: RunFlows}}, and the files missing
+    (a checkout without bench/ns3dc, or a path that does not exist)."""
+    out: Dict[Tuple[str, float], Dict[int, RunFlows]] = {}
+    missing: List[str] = []
+    if spec.ns3dc is None:
+        return out, missing
+    root = root or repo_root()
+    for r in spec.ns3dc.runs:
+        for i, f in enumerate(r.files):
+            p = (root / f) if root is not None else None
+            if p is None or not p.is_file():
+                missing.append(f)
+                continue
+            out.setdefault((r.series, float(r.x)), {})[i + 1] = read_fct(p, spec)
+    return out, missing
+
+
+def covered(c, pts) -> Tuple[bool, List[str]]:
+    """Whether ns3dc's runs cover the claim's series, and which of its other series they have."""
+    have = {s for s, _ in pts}
+    if c.series not in have:
+        return False, []
+    others = [o for o in c.others if o in have]
+    return (not c.others or bool(others)), others
+
