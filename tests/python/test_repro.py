@@ -140,16 +140,16 @@ def test_per_seed_verdicts_next_to_the_mean():
     c = _c(rule="ratio", series="A", others=["B"], at="all", max=0.5)
     assert claims.evaluate_points(c, one, "m") == claims.evaluate(c, report.series_table(one, "m"))
     assert "seeds_total" not in claims.evaluate_points(c, one, "m")
-    # claims.md: the "seeds" column and the per-seed values only with more than one seed.
+    # claims.md: the "seeds" columns and the per-seed values only with more than one seed.
     f = dict(scale="quick", seeds=[1, 2, 3], claims=[r, r2])
     md = report.claims_md({"f": f}, {})
-    assert "| holds | seeds | measured per seed | note |" in md
-    assert "| yes | 2/3 | s1 0.5, s2 0.75, s3 0.25 |" in md and "| **no** | 1/3 | s1 0.5, s2 0.75, s3 0.25 |" in md
-    assert "claims held 1 of 2 (mean over seeds); held in every seed alone 0." in md
+    assert "| verdict | seeds holding | per seed | rests on | why |" in md
+    assert "| holds | 2/3 | s1 0.5, s2 0.75, s3 0.25 |" in md and "| **fails** | 1/3 | s1 0.5, s2 0.75, s3 0.25 |" in md
+    assert "claims: 1 hold, 1 fail, 0 inconclusive." in md
     f1 = dict(scale="quick", seeds=[2], claims=[claims.evaluate_points(c, one, "m")])
     md1 = report.claims_md({"f": f1}, {})
-    assert "seeds |" not in md1 and "| claim | panel | paper | measured | rule | holds | note |" in md1
-    assert "Scale `quick`, seeds [2]; claims held 0 of 1.\n" in md1
+    assert "seeds holding" not in md1 and "| claim | panel | paper | measured [95% interval] | rule | verdict | rests on | why |" in md1
+    assert "Scale `quick`, seeds [2]; claims: 0 hold, 1 fail, 0 inconclusive.\n" in md1
 
 
 def test_per_seed_verdicts_end_to_end(tmp_path):

@@ -37,11 +37,13 @@ def repo_root() -> Optional[Path]:
     return None
 
 
-def read_fct(path: Path, spec: FigureSpec) -> RunFlows:
+def read_fct(path: Path, spec: FigureSpec, start_window_ms: Optional[float] = None) -> RunFlows:
     import pandas as pd
 
     ref = spec.ns3dc
     d = pd.read_csv(path, sep=r"\s+")
+    if start_window_ms is not None:
+        d = d[d["flowstart"] < start_window_ms * 1e3]
     inc = d["incast"].to_numpy() == 1
     wl = np.array([ref.workloads.get(str(int(p)), f"priority{int(p)}") for p in d["priority"]], dtype=object)
     wl[inc] = ref.incast_workload
@@ -70,7 +72,7 @@ def points(spec: FigureSpec, root: Optional[Path] = None) -> Tuple[Dict[Tuple[st
             if p is None or not p.is_file():
                 missing.append(f)
                 continue
-            out.setdefault((r.series, float(r.x)), {})[i + 1] = read_fct(p, spec)
+            out.setdefault((r.series, float(r.x)), {})[i + 1] = read_fct(p, spec, r.start_window_ms)
     return out, missing
 
 

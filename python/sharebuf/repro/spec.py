@@ -111,6 +111,10 @@ class Ns3dcRun(_M):
     files: List[str]
     #: The exact command line(s) behind them, or the path of the file that holds them.
     command: str = ""
+    #: Only flows that started in the first ``start_window_ms`` of the arrivals: an fct file
+    #: holds the flows that finished by the end of its run, so a run stopped early leaves out
+    #: the late starters that were still running, and its last starts are biased short.
+    start_window_ms: Optional[float] = None
 
 
 class Ns3dcRef(_M):

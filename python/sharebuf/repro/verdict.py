@@ -144,8 +144,9 @@ def combined(sharebuf: str, ns3dc: Optional[str]) -> str:
         return "holds in sharebuf and in the authors' simulator"
     if {sharebuf, ns3dc} == {"holds", "fails"}:
         return "sharebuf differs from the authors' simulator"
-    return f"inconclusive in {'sharebuf' if sharebuf == 'inconclusive' else ''}" + (
-        " and " if sharebuf == ns3dc == "inconclusive" else "") + ("the authors' simulator" if ns3dc == "inconclusive" else "")
+    if sharebuf == ns3dc:
+        return f"{sharebuf} in sharebuf and in the authors' simulator"
+    return f"{sharebuf} in sharebuf, {ns3dc} in the authors' simulator"
 
 
 __all__ = ["VERDICTS", "accepted", "interval", "decide", "judge", "judge_fixed", "evidence", "combined", "table", "pooled"]
