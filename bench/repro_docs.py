@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""Regenerate docs/reproduction.md: every figure of the five papers at the quick scale, with its
-image and its claims table.
+"""Render the reproduction docs: every figure of the five papers, with its image and its claims
+table (measured value, 95% interval, verdict, what it rests on, the authors' simulator where run).
 
-    python bench/repro_docs.py [--out DIR] [--jobs N] [--full]
+    python bench/repro_docs.py --scale full  [--out DIR] [--jobs N] [--seeds 1,2,3] [--papers ABM,FB]
+    python bench/repro_docs.py --scale quick [--out DIR] [--jobs N] [--seeds 6,7,8,9,10]
+    python bench/repro_docs.py --render-only DIR --scale quick     # re-render from DIR's runs
 
-Runs ``sharebuf repro all --scale quick --out DIR`` (DIR keeps the runs, so a second call only
-re-renders), copies the PNGs to docs/reproduction/ and writes docs/reproduction.md from DIR's
-index.md, with the wall time of the command.
+Each paper's figures run as one ``sharebuf repro`` command, papers in order, so the wall time of
+each paper on this machine is measured (a run two papers share is counted with the first). DIR
+keeps the runs (content-addressed), so a second call only re-renders. Writes
+docs/reproduction.md (full scale) or docs/reproduction-quick.md (quick scale) with images in
+docs/reproduction/ (quick: docs/reproduction-quick/), and DIR/render.json with the wall times,
+the seeds and the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
+import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -19,56 +28,105 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PAPERS = ["FB", "FAB", "ABM", "CBM", "BSHARE"]
+DOCS = {"full": ("reproduction.md", "reproduction"), "quick": ("reproduction-quick.md", "reproduction-quick")}
+
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "?"
+    return dict(cpu=cpu, cores=os.cpu_count(), python=platform.python_version(), commit=commit,
+                date=dt.date.today().isoformat())
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="sharebuf-out/repro-quick", help="repro output directory (runs are kept there)")
+    ap.add_argument("--scale", choices=sorted(DOCS), default="full")
+    ap.add_argument("--out", default=None, help="repro output directory (runs are kept there); default sharebuf-out/repro-SCALE")
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--full", action="store_true", help="also run ABM Figs. 6 and 7 at full scale (seed 1) into OUT-full")
+    ap.add_argument("--seeds", default=None, help="comma list (default: each scale's seeds in the specs)")
+    ap.add_argument("--papers", default=",".join(PAPERS), help="comma list of papers to run (default all five)")
+    ap.add_argument("--render-only", metavar="DIR", default=None, help="re-render the docs from DIR without running")
     a = ap.parse_args()
-    out = Path(a.out)
-    cmd = [sys.executable, "-m", "sharebuf", "repro", "all", "--scale", "quick", "--out", str(out), "--quiet"]
-    if a.jobs:
-        cmd += ["--jobs", str(a.jobs)]
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
-    wall = time.perf_counter() - t0
-    if a.full:
-        subprocess.run([sys.executable, "-m", "sharebuf", "repro", "abm-fig6", "abm-fig7", "--scale", "full", "--seeds", "1",
-                        "--out", str(out.parent / (out.name + "-full")), "--quiet"] + (["--jobs", str(a.jobs)] if a.jobs else []),
-                       check=True)
-    write_docs(out, wall)
+    if a.render_only:
+        write_docs(Path(a.render_only), a.scale)
+        return 0
+    out = Path(a.out or f"sharebuf-out/repro-{a.scale}")
+    out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(ROOT / "python"))
+    from sharebuf.repro import list_figures
+
+    specs = list_figures()
+    rec_file = out / "render.json"
+    rec = json.loads(rec_file.read_text()) if rec_file.is_file() else {}
+    rec.update(scale=a.scale, seeds=a.seeds, machine=machine(), wall_s=rec.get("wall_s", {}))
+    for paper in [p.strip().upper() for p in a.papers.split(",") if p.strip()]:
+        ids = [fid for fid, s in specs.items() if s.paper == paper]
+        cmd = [sys.executable, "-m", "sharebuf", "repro", *ids, "--scale", a.scale, "--out", str(out)]
+        cmd += (["--jobs", str(a.jobs)] if a.jobs else []) + (["--seeds", a.seeds] if a.seeds else [])
+        print(f"{paper}: {len(ids)} figures", flush=True)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        rec["wall_s"][paper] = time.perf_counter() - t0
+        rec_file.write_text(json.dumps(rec, indent=2) + "\n")
+    write_docs(out, a.scale)
     return 0
 
 
-def write_docs(out: Path, wall_s: float) -> None:
-    img = ROOT / "docs" / "reproduction"
+def write_docs(out: Path, scale: str) -> None:
+    sys.path.insert(0, str(ROOT / "python"))
+    from sharebuf.repro import list_figures, report
+
+    doc, imgdir = DOCS[scale]
+    specs = list_figures()
+    allc = json.loads((out / "claims.json").read_text())
+    allc = {fid: allc[fid] for fid in specs if fid in allc}
+    rec = json.loads((out / "render.json").read_text()) if (out / "render.json").is_file() else {}
+    img = ROOT / "docs" / imgdir
     img.mkdir(parents=True, exist_ok=True)
-    for png in sorted(out.glob("*.png")):
-        shutil.copy2(png, img / png.name)
-    index = (out / "index.md").read_text()
-    index = index.replace("](", "](reproduction/")
-    head = (f"<!-- generated by `python bench/repro_docs.py` (sharebuf repro all --scale quick); do not edit -->\n")
-    note = ("\nRegenerate with `python bench/repro_docs.py` (it runs `sharebuf repro all --scale quick` on all "
-            "cores). Every figure can be run alone: `sharebuf repro abm-fig7 --out DIR` (`--scale full` for the "
-            "papers' durations and seeds). The quick scale runs short arrival windows and one seed, so its "
-            "tails rest on few flows; a claim that does not hold carries its reason in the note column where "
-            "one was found (model differences from the papers' simulators are in docs/validation.md and in "
-            "../shared/reference/figures.md §7).\n\n")
-    first, rest = index.split("\n", 1)
-    full = out.parent / (out.name + "-full") / "claims.md"
-    extra = ""
-    if full.is_file():  # the full-scale claims of ABM Figs. 6 and 7, when they were run beside
-        body = full.read_text().split("\n", 1)[1].replace("\n## ", "\n### ")
-        extra = ("\n## ABM Figs. 6 and 7 at full scale\n\n`sharebuf repro abm-fig6 abm-fig7 --scale full --seeds 1 "
-                 "--out OUT-full` (3 s of arrivals as the paper; one seed, as the ABM code ran; "
-                 "`python bench/repro_docs.py --full` runs it).\n" + body)
-    (ROOT / "docs" / "reproduction.md").write_text(head + first + "\n" + note + rest + extra)
+    for fid in allc:
+        if (out / f"{fid}.png").is_file():
+            shutil.copy2(out / f"{fid}.png", img / f"{fid}.png")
+    m = rec.get("machine", {})
+    walls = rec.get("wall_s", {})
+    k = report._count(allc)
+    other = "reproduction-quick.md" if scale == "full" else "reproduction.md"
+    lines = [f"<!-- generated by `python bench/repro_docs.py --scale {scale}`; do not edit -->",
+             f"# sharebuf reproductions — {scale} scale", "",
+             f"Every evaluation figure of the five papers, run by `sharebuf repro all --scale {scale}` "
+             f"({'the papers’ durations and seed counts' if scale == 'full' else 'short arrival windows, for a laptop'}; "
+             f"the other scale: [{other}]({other})). How it works, how to read a verdict and how to add a figure: "
+             "[repro.md](repro.md); what each finding rests on: [reproduction-notes.md](reproduction-notes.md); "
+             "the authors' simulator next to sharebuf: [validation.md](validation.md).", "",
+             "**How to read a claims table.** *measured* is the claim's rule on the pooled runs (tails on the flows "
+             "of all seeds together); the 95% interval is a bootstrap over seeds and, within each, over flows "
+             "(incast responses with their query). A claim **holds** when its whole interval satisfies the rule, "
+             "**fails** when none of it does, and is *inconclusive* when the run-to-run noise covers both. *rests "
+             "on* gives, per series at the claim's x, the flows behind the percentile, the share of them that waited "
+             "out a retransmission timeout (RTO: a p99 is a timeout once ≥ 1% did) and the drops per run by cause. "
+             "In the figures, lines are the pooled values, bands the spread of the seeds, and × marks a tail that "
+             "timeouts set.", "",
+             f"Claims: **{report._counts_md(k)}** of {sum(k.values())}. Rendered on {m.get('date', '?')} at commit "
+             f"{m.get('commit', '?')} on {m.get('cores', '?')} cores ({m.get('cpu', '?')}); seeds: "
+             f"{rec.get('seeds') or 'each figure’s ' + scale + '-scale seeds (below)'}; wall time "
+             f"{sum(walls.values()) / 60:.1f} min.", ""]
+    lines += report.paper_table(allc, specs, walls if walls else None) + [""]
+    for fid, f in allc.items():
+        lines += [x.replace(f"]({fid}.png)", f"]({imgdir}/{fid}.png)") for x in report._figure_md(fid, f, specs.get(fid), image=True)]
+    (ROOT / "docs" / doc).write_text("\n".join(lines) + "\n")
+    print(f"wrote docs/{doc}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "--render-only":  # re-render from an existing DIR
-        write_docs(Path(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 0.0)
-        sys.exit(0)
     sys.exit(main())

@@ -125,7 +125,8 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
         t0 = time.perf_counter()
         if s.simulated:
             keep: dict = {}
-            seed_rows = point_rows(s, scale, plan[s.id], runs_dir, [p.metric for p in s.panels], keep=keep)
+            wanted = [p.metric for p in s.panels]
+            seed_rows = point_rows(s, scale, plan[s.id], runs_dir, wanted + [m for w in wanted for m in _evidence_metrics(w)], keep=keep)
             prows = pooled_rows(seed_rows, keep)
             frows = seed_rows + prows
             results[s.id] = judge_claims(s, seed_rows, prows, keep)
@@ -228,6 +229,7 @@ def judge_claims(s: FigureSpec, seed_rows: List[dict], prows: List[dict], keep: 
     prow = pd.DataFrame(prows)
     seeds = sorted({int(v) for v in ft.seed})
     npts, missing = ns3dc.points(s)
+    xs = sorted({float(x) for x in ft.x})
     res = []
     for c in s.claims:
         metric = _metric(s, c)
@@ -239,21 +241,21 @@ def judge_claims(s: FigureSpec, seed_rows: List[dict], prows: List[dict], keep: 
             r["measured_by_seed"] = {str(sd): p["measured"] for sd, p in per.items()}
         r["evidence"] = verdict.evidence(c, metric, prow)
         if s.ns3dc is not None:
-            r["ns3dc"] = _ns3dc_claim(s, c, metric, npts, missing)
+            r["ns3dc"] = _ns3dc_claim(s, c, metric, npts, missing, xs)
             if r["ns3dc"].get("verdict"):
                 r["verdict_vs_ns3dc"] = verdict.combined(r["verdict"], r["ns3dc"]["verdict"])
         res.append(r)
     return res
 
 
-def _ns3dc_claim(s: FigureSpec, c, metric: str, npts: dict, missing: List[str]) -> dict:
+def _ns3dc_claim(s: FigureSpec, c, metric: str, npts: dict, missing: List[str], xs: List[float]) -> dict:
     """The claim on ns3dc's runs (its other series limited to those ns3dc ran)."""
     import pandas as pd
 
     from . import ns3dc, verdict
     from .samples import pooled_value
 
-    ok, others = ns3dc.covered(c, npts)
+    ok, others = ns3dc.covered(c, npts, xs)
     if not ok:
         return dict(covered=False, missing=missing)
     cc = c.model_copy(update=dict(others=others))
@@ -270,8 +272,10 @@ def _evidence_metrics(metric: str) -> List[str]:
     from .samples import tail_class
 
     cls = tail_class(metric)
-    if cls is None or cls == "queries":
+    if cls is None:
         return []
+    if cls == "queries":
+        return ["rto_pct.queries"]
     return [f"n.{cls}", f"rto_pct.{cls}"]
 
 

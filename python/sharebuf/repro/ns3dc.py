@@ -76,11 +76,17 @@ def points(spec: FigureSpec, root: Optional[Path] = None) -> Tuple[Dict[Tuple[st
     return out, missing
 
 
-def covered(c, pts) -> Tuple[bool, List[str]]:
-    """Whether ns3dc's runs cover the claim's series, and which of its other series they have."""
-    have = {s for s, _ in pts}
-    if c.series not in have:
-        return False, []
-    others = [o for o in c.others if o in have]
-    return (not c.others or bool(others)), others
+def covered(c, pts, xs) -> Tuple[bool, List[str]]:
+    """Whether ns3dc's runs cover the claim: its series at every x it looks at among the figure's
+    ``xs`` (a rule over x needs all of them), with at least one of its other series; and which of
+    its other series they have."""
+    from .verdict import claim_points
 
+    need = claim_points(c, sorted(float(x) for x in xs))
+    have = {}
+    for s, x in pts:
+        have.setdefault(s, set()).add(float(x))
+    if not need or not set(need) <= have.get(c.series, set()):
+        return False, []
+    others = [o for o in c.others if set(need) <= have.get(o, set())]
+    return (not c.others or bool(others)), others

@@ -176,7 +176,7 @@ def _ns3dc_md(c: dict) -> str:
     if not n:
         return ""
     if not n.get("covered"):
-        return "no run" if not n.get("missing") else "fct files not found"
+        return "fct files not found" if n.get("missing") else "no run at this claim's x values"
     who = f" ({', '.join(n['series'])})" if n.get("series") else ""
     return (f"{_interval(n)}{who}: {VERDICT_MD[n['verdict']]}; {_evidence_md(n.get('evidence'))}"
             + (f" — {c['verdict_vs_ns3dc']}" if c.get("verdict_vs_ns3dc") else ""))
