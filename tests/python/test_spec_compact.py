@@ -19,7 +19,9 @@ import json
 import os
 from pathlib import Path
 
-from sharebuf.repro.spec import SCALES, load_specs, points
+import pytest
+
+from sharebuf.repro.spec import SCALES, expand_defs, load_specs, points
 from sharebuf.sweep import run_key
 
 KEYS = Path(__file__).with_name("spec_run_keys.json")
@@ -70,3 +72,22 @@ def test_specs_resolve_to_the_recorded_runs():
                              f"{len(lost)} keys gone {lost[:3]}, {len(new)} new {new[:3]}"
                              + ("" if lost or new else ", same keys on other (series, x, seed)"))
     assert not moved, "runs changed:\n" + "\n".join(moved)
+
+
+def test_defs_and_for_expand_as_documented():
+    d = expand_defs({
+        "defs": {"f": {"@for": {"src": [3, 5], "priority": [1, 3]}, "dst": 0}, "wl": [{"flows": ["@f", {"src": 9, "dst": 0}]}],
+                 "at": {"0.4": {"workload[0].load": 0.1}}},
+        "series": [{"set": {"workload": "@wl"}, "x_set": "@at"}, {"set": {"workload": "@wl"}}],
+    })
+    assert "defs" not in d
+    assert d["series"][0]["set"]["workload"] == [{"flows": [{"src": 3, "priority": 1, "dst": 0}, {"src": 4, "priority": 2, "dst": 0},
+                                                             {"src": 5, "priority": 3, "dst": 0}, {"src": 9, "dst": 0}]}]
+    assert d["series"][1]["set"] == d["series"][0]["set"] and d["series"][0]["x_set"] == {"0.4": {"workload[0].load": 0.1}}
+    d["series"][0]["set"]["workload"][0]["flows"].clear()  # copies, not shared
+    assert len(d["series"][1]["set"]["workload"][0]["flows"]) == 4
+    for bad, msg in [({"x": "@nope"}, "no such entry"), ({"defs": {"a": "@b", "b": ["@a"]}, "x": "@a"}, "loop"),
+                     ({"defs": {"a": 1}}, "never used"), ({"x": [{"@for": {"src": [5, 3]}}]}, "@for"),
+                     ({"x": [{"@for": {"src": [1, 3], "p": [1, 2]}}]}, "equal length")]:
+        with pytest.raises(ValueError, match=msg):
+            expand_defs(bad)
