@@ -91,3 +91,13 @@ def test_defs_and_for_expand_as_documented():
                      ({"x": [{"@for": {"src": [1, 3], "p": [1, 2]}}]}, "equal length")]:
         with pytest.raises(ValueError, match=msg):
             expand_defs(bad)
+
+
+def test_shared_runs_are_shared():
+    """Every figure a spec names in ``shares_runs_with`` has runs of the same key (the recorded
+    runs, which the test above holds the specs to)."""
+    recorded = json.loads(KEYS.read_text())
+    keys = {fid: {k for rec in scales.values() for k in rec["keys"]} for fid, scales in recorded.items()}
+    wrong = [f"{fid} -> {other}" for fid, s in load_specs().items() for other in s.shares_runs_with
+             if not keys.get(fid, set()) & keys.get(other, set())]
+    assert not wrong, "shares_runs_with names a figure with none of the same runs: " + ", ".join(wrong)
