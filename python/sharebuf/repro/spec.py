@@ -250,6 +250,53 @@ def _figures_dir():
     return resources.files("sharebuf") / "repro" / "figures"
 
 
+def expand_defs(data: Dict[str, Any]) -> Dict[str, Any]:
+    """A spec's TOML with its ``[defs]`` and ``@for`` entries written out, as validated.
+
+    ``[defs]`` names values written once (a flow list, a workload, a table of per-x overrides);
+    a string ``"@name"`` anywhere else in the spec (or in another def) stands for a copy of
+    ``defs.name``. A table in a list with an ``"@for" = { src = [100, 149] }`` key stands for one
+    table per value, first and last included, its other keys copied; several keys of one ``@for``
+    step together (``{ src = [12, 18], priority = [1, 7] }``). Every def must be used."""
+    defs = data.pop("defs", {})
+    if not isinstance(defs, dict):
+        raise ValueError("[defs] must be a table of named values")
+    used: set = set()
+
+    def walk(v, stack):
+        if isinstance(v, str) and v.startswith("@"):
+            name = v[1:]
+            if name not in defs:
+                raise ValueError(f"'{v}': no such entry in [defs] (defined: {', '.join(sorted(defs)) or 'none'})")
+            if name in stack:
+                raise ValueError(f"'{v}': [defs] entries refer to each other in a loop ({' -> '.join(stack + (name,))})")
+            used.add(name)
+            return walk(copy.deepcopy(defs[name]), stack + (name,))
+        if isinstance(v, dict):
+            return {k: walk(x, stack) for k, x in v.items()}
+        if not isinstance(v, list):
+            return v
+        out = []
+        for e in (walk(x, stack) for x in v):
+            if not (isinstance(e, dict) and "@for" in e):
+                out.append(e)
+                continue
+            loop, rest = e["@for"], {k: x for k, x in e.items() if k != "@for"}
+            ok = isinstance(loop, dict) and loop and all(
+                isinstance(r, list) and len(r) == 2 and all(type(i) is int for i in r) and r[0] <= r[1] for r in loop.values())
+            if not ok or len({r[1] - r[0] for r in loop.values()}) != 1:
+                raise ValueError(f"\"@for\" = {loop!r}: give {{ key = [first, last] }}, integers, ranges of equal length")
+            n = next(iter(loop.values()))
+            for i in range(n[1] - n[0] + 1):
+                out.append({**{k: r[0] + i for k, r in loop.items()}, **copy.deepcopy(rest)})
+        return out
+
+    data = walk(data, ())
+    if set(defs) - used:
+        raise ValueError(f"[defs] entries never used: {', '.join(sorted(set(defs) - used))}")
+    return data
+
+
 def load_specs() -> Dict[str, FigureSpec]:
     """Every bundled figure spec, by id (sorted by paper then figure number)."""
     out: Dict[str, FigureSpec] = {}
@@ -257,9 +304,9 @@ def load_specs() -> Dict[str, FigureSpec]:
         if not f.name.endswith(".toml"):
             continue
         try:
-            data = tomllib.loads(f.read_text())
+            data = expand_defs(tomllib.loads(f.read_text()))
             spec = FigureSpec.model_validate(data)
-        except (tomllib.TOMLDecodeError, ValidationError) as e:
+        except (tomllib.TOMLDecodeError, ValidationError, ValueError) as e:
             raise ScenarioError(f"figure spec {f.name}: {e}") from None
         if spec.id != f.name[:-5]:
             raise ScenarioError(f"figure spec {f.name}: id = '{spec.id}' must equal the file name")
