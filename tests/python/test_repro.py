@@ -186,8 +186,10 @@ def test_per_x_overrides_and_constant_series():
     with pytest.raises(ValueError, match=r"9 is not one of the x values"):
         type(f10).model_validate(bad)
     f12 = specs["abm-fig12"]
-    dt = [x for sr, x, _, _ in points(f12, "quick") if sr == "DT"]
-    assert len(dt) == 1 and f12.n_runs("quick") == 4 + 4 + 1
+    dt = [(x, seed) for sr, x, seed, _ in points(f12, "quick") if sr == "DT"]
+    seeds = f12.scale("quick").seeds
+    assert dt == [(f12.scale("quick").x_values[0], s) for s in seeds]  # one x, every seed
+    assert f12.n_runs("quick") == (4 + 4 + 1) * len(seeds)
 
 
 def test_toy_figures_match_hand_computations(tmp_path):
@@ -287,9 +289,16 @@ def tiny_fig7(tmp_path_factory):
 def test_abm_fig7_end_to_end_at_tiny_scale(tiny_fig7):
     out, res = tiny_fig7
     spec = repro.list_figures()["abm-fig7"]
-    pts = pd.read_parquet(out / "points.parquet")
+    allpts = pd.read_parquet(out / "points.parquet")
+    pts = allpts[~allpts.pooled]
     assert len(pts) == spec.n_runs("tiny") == 15
     assert set(pts.series) == {"DT", "FAB", "CS", "IB", "ABM"}
+    # one pooled row per point; with one seed it equals the seed's row, and its seed is null
+    pooled = allpts[allpts.pooled]
+    assert len(pooled) == 15 and pooled.seed.isna().all() and (pooled.seeds == 1).all()
+    m = pts.merge(pooled, on=["series", "x"], suffixes=("", "_pooled"))
+    for col in ("slowdown.p99.incast", "rto_pct.incast", "n.short", "drops"):
+        assert (m[col] == m[f"{col}_pooled"]).all(), col
     for p in spec.panels:
         assert pts[p.metric].notna().all(), p.metric
     assert (pts["slowdown.p99.incast"] >= 1).all()
@@ -302,7 +311,8 @@ def test_abm_fig7_end_to_end_at_tiny_scale(tiny_fig7):
     cj = json.loads((out / "claims.json").read_text())["abm-fig7"]
     assert len(cj["claims"]) == len(spec.claims)
     assert all(c["measured"] is not None for c in cj["claims"]), "every claim gets a measured value"
-    assert "| claim | panel | paper | measured |" in (out / "claims.md").read_text()
+    assert all(c["verdict"] in ("holds", "fails", "inconclusive") and len(c["interval"]) == 2 for c in cj["claims"])
+    assert "| claim | panel | paper | measured [95% interval] | rule | verdict |" in (out / "claims.md").read_text()
 
 
 def test_killed_repro_resumes_without_rerunning(tiny_fig7, tmp_path):

@@ -158,6 +158,8 @@ class RunFlows:
             fct = np.where(self._fin, self.flows.fct_s.to_numpy(dtype=float),
                            self.end_s - self.flows.start_s.to_numpy(dtype=float))
             s = Sample(fct[m] * 1e3, parts[0].rsplit("_", 1)[0], self._clusters(m, parts[1:]))
+        elif fam == "rto_pct" and "timeouts" not in self.flows.columns:
+            s = Sample(np.zeros(0), "pct")  # no timeouts recorded: unknown, not zero
         elif fam == "rto_pct":
             if parts == ["queries"]:
                 inc = self._masks["incast"]
