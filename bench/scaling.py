@@ -6,7 +6,7 @@ engine's memory per flow, and paper-scale timings, so a user can predict a run.
     python bench/scaling.py [--quick] [--out bench/results]
 
 Every point runs the pure-Rust ``sharebuf-engine`` binary (one process, one core) on a spec
-resolved by ``sharebuf.config``; peak RSS is that process's own (``wait4``). The workload is
+resolved by ``sharebuf.scenario``; peak RSS is that process's own (``wait4``). The workload is
 the ABM evaluation's (``abm-eval``): websearch Poisson flows at ``load`` of the leaf (edge)
 uplinks, incast queries of 50% of the buffer, fan-in 32, 2 queries/s per host, DT alpha 0.5,
 Cubic, 9.6 KB/port/Gbps; ``max_ms`` leaves time for the flows to finish. Writes
@@ -69,7 +69,8 @@ def scenario(topo: dict, load: float = 0.4, arrivals_ms: float = 10.0, drain_ms:
 
 
 def run_point(sc: dict, tmp: Path) -> dict:
-    from sharebuf.config import engine_spec_json, load_scenario, resolve
+    from sharebuf.scenario.engine_spec import engine_spec_json, resolve
+    from sharebuf.scenario.load import load_scenario
 
     s, base, _ = load_scenario(sc)
     spec = resolve(s, base)

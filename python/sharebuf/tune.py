@@ -1,7 +1,7 @@
 """Tune scenario parameters by simulation: ``sharebuf tune SCENARIO --param KEY=LOW..HIGH ...``.
 
 An optimizer (Optuna's TPE with a fixed seed) proposes points, the sweep engine
-(:func:`sharebuf.sweep.run_many`, content-addressed ``run-<hash>/`` directories) runs them in
+(:func:`sharebuf.executor.run_many`, content-addressed ``run-<hash>/`` directories) runs them in
 batches of ``jobs``, and each finished run gives the objective and the constraint metrics.
 
 >>> from sharebuf.tune import tune
@@ -42,10 +42,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .classes import CLASSES
 from .errors import ScenarioError
-from .config import parse_scenario
-from .sweep import _metrics, apply_sets, run_key, run_many, scenario_dict, set_path
+from .executor import metrics_row, run_key, run_many
+from .scenario.load import apply_sets, scenario_dict
+from .scenario.overrides import set_path
 
-#: Columns of the sweep table that every run has (sweep._metrics), besides the per-workload and per-class ones.
+#: Columns of the sweep table that every run has (executor.metrics_row), besides the per-workload and per-class ones.
 BASE_METRICS = ("flows", "flows_finished", "drops", "buffer_mean_bytes", "buffer_p99_bytes", "qct_p99_s", "sim_s", "events", "wall_s")
 #: Per-class throughput, computed from flows.parquet (tune only; see :func:`class_throughput`).
 GBPS_PREFIX = "class_gbps_mean."
@@ -164,8 +165,8 @@ def class_throughput(run_dir: Union[str, Path], sim_s: float) -> Dict[str, float
 
 
 def run_metrics(summary: dict, run_dir: Optional[Union[str, Path]]) -> Dict[str, Any]:
-    """The metrics of one run: the sweep table's row (one place: sweep._metrics) and the per-class throughput."""
-    row = _metrics(summary)
+    """The metrics of one run: the sweep table's row (one place: executor.metrics_row) and the per-class throughput."""
+    row = metrics_row(summary)
     if run_dir is not None:
         row.update(class_throughput(run_dir, summary["sim_s"]))
     return row
@@ -394,9 +395,9 @@ def tune(scenario: Union[str, Path, dict, None], params: Dict[str, Tuple[float, 
     rows: List[dict] = []
     bar = task = None
     if progress:
-        from .sweep import _progress_bar
+        from .executor import progress_bar
 
-        bar, task = _progress_bar(trials, "tune")
+        bar, task = progress_bar(trials, "tune")
     try:
         i = 0
         while i < trials:
@@ -534,7 +535,7 @@ def plot_search(table, objective: str, keys: List[str], direction: str, path: Pa
 # ----------------------------------------------------------------------------- CLI
 def register(sub) -> None:
     """The ``tune`` subcommand (called from cli.build_parser)."""
-    from .sweep import add_set_argument
+    from .scenario.overrides import add_set_argument
 
     t = sub.add_parser("tune", help="tune scenario values (e.g. per-class α) by simulation with an optimizer (Optuna TPE)")
     t.add_argument("scenario", nargs="?", default=None, help="TOML file or bundled scenario name")
@@ -564,7 +565,7 @@ def register(sub) -> None:
 
 
 def cmd_tune(args) -> int:
-    from .sweep import parse_sets
+    from .scenario.overrides import parse_sets
 
     params = {}
     for text in args.param:
@@ -573,7 +574,7 @@ def cmd_tune(args) -> int:
     ref = parse_sets(args.reference) if args.reference else None
     seeds = None
     if args.seeds:
-        from .sweep import parse_values
+        from .scenario.overrides import parse_values
 
         seeds = parse_values(args.seeds)
     res = tune(args.scenario, params, args.objective, direction=args.direction or "minimize", constraints=args.constraint,
