@@ -51,15 +51,8 @@ import scaling  # noqa: E402  (run_point, fit, fat_tree, scenario: one place for
 
 OUT = ROOT / "bench" / "results"
 JSON = OUT / "paper_scale.json"
-SECTION = "## Paper-scale runs"
-
-
-def commit() -> str:
-    """The last commit that changed the engine (crates/, Cargo files), "+dirty" if they have changes."""
-    sha = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", "crates", "Cargo.toml", "Cargo.lock"],
-                         capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates"], capture_output=True, text=True).stdout.strip()
-    return sha + ("+dirty" if dirty else "")
+SECTION = scaling.PAPER_SECTION
+commit = scaling.commit  # the engine's commit, in every row
 
 
 def abm_points(ids=None, scale="full", topology="code"):
