@@ -302,7 +302,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     if command in BUILTIN_COMMANDS:
         return p
     from .repro.cli import register as register_repro
-    from .tune import register as register_tune
+    from .tune_cli import register as register_tune
 
     register_tune(sub)
 
