@@ -16,9 +16,10 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
+from ._version import __version__
 from .errors import ScenarioError
-from .scenario.load import parse_scenario
 from .scenario.engine_spec import engine_spec_json, resolve
+from .scenario.load import parse_scenario
 
 
 def metrics_row(summary: dict) -> Dict[str, Any]:
@@ -57,8 +58,7 @@ def run_key(scenario: dict) -> str:
 
 
 def spec_key(spec: dict) -> str:
-    from ._version import __version__
-
+    """The content address of a resolved engine spec (12 hex digits), as :func:`run_key`."""
     return hashlib.sha256(f"{__version__}\n{engine_spec_json(spec)}".encode()).hexdigest()[:12]
 
 

@@ -8,8 +8,8 @@ from typing import Any, Dict, Optional, Union
 
 from .errors import ISSUE_TRACKER, InternalError, ScenarioError
 from .results import Results
-from .scenario.load import load_scenario, scenario_dict
 from .scenario.engine_spec import engine_spec_json, resolve
+from .scenario.load import load_scenario, scenario_dict
 from .schemes import check_registry, is_python_scheme, scheme_factory
 
 #: Show a progress bar when the simulated horizon exceeds this many seconds.

@@ -33,9 +33,9 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from .errors import ScenarioError
 from .executor import SweepInterrupted, metrics_row, run_key, run_many, spec_key
+from .scenario.engine_spec import resolve
 from .scenario.load import parse_scenario, scenario_base, scenario_dict
 from .scenario.overrides import add_set_argument, parse_sets, parse_values, set_path
-from .scenario.engine_spec import resolve
 
 
 def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], seeds: Optional[Sequence[int]] = None):

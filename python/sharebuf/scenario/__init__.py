@@ -12,8 +12,8 @@ has one job, in the order a scenario passes through them:
                             :mod:`.workloads`, on the building blocks of :mod:`.fields`
 :mod:`.messages`            validation errors as one line naming key, value, what is allowed
 :mod:`.inputs`              the files a scenario reads: CDFs and flow lists
-:mod:`.engine_spec`             the engine spec: one function per part (times, topology, switch
-                            and scheme, host NICs, transport, output) and
+:mod:`.engine_spec`         the engine spec (:func:`resolve`): one function per part (times,
+                            topology, switch and scheme, host NICs, transport, output) and
                             :mod:`.workload_spec`, one per workload kind; :mod:`.units`
 ==========================  ==============================================================
 

@@ -18,6 +18,7 @@ from .profiles import apply_profile, strip_profile_keys
 
 
 def parse_scenario(data: dict) -> Scenario:
+    """A scenario dict, its profile applied, validated; errors as one :class:`ScenarioError` line."""
     data, applied = apply_profile(data)
     try:
         sc = Scenario.model_validate(data)
