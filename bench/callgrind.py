@@ -53,7 +53,8 @@ REPRO_RUNS = {"abm-fig7-dt": ("abm-fig7", "DT", 0.5)}
 
 
 def build_spec(scenario: str, arrivals_ms: float | None, out: Path) -> str:
-    from sharebuf.config import engine_spec_json, load_scenario, resolve
+    from sharebuf.scenario.engine_spec import engine_spec_json, resolve
+    from sharebuf.scenario.load import load_scenario
 
     sc, base, name = load_scenario(repro_run(*REPRO_RUNS[scenario]) if scenario in REPRO_RUNS else scenario)
     if arrivals_ms is not None:

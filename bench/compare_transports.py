@@ -24,7 +24,7 @@ def run_one(args):
     import numpy as np
 
     import sharebuf
-    from sharebuf.config import load_scenario
+    from sharebuf.scenario.load import load_scenario
 
     sc, _, _ = load_scenario("standard")
     d = sc.model_dump(exclude_none=True)

@@ -47,7 +47,8 @@ from hypothesis import strategies as st
 
 import sharebuf  # noqa: F401  (the package, so `_core` is the installed engine)
 from sharebuf import _core
-from sharebuf.config import engine_spec_json, load_scenario, resolve
+from sharebuf.scenario.engine_spec import engine_spec_json, resolve
+from sharebuf.scenario.load import load_scenario
 from sharebuf.errors import ScenarioError
 
 SCHEMES = list(_core.schemes())

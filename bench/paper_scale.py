@@ -10,7 +10,7 @@ k = 16 fat-tree (1,024 hosts) at 40% load, and the whole ABM grid (`sharebuf rep
     python bench/paper_scale.py --replot        # rewrite the section of scaling.md from the JSON
 
 Each run is one ``sharebuf-engine`` process (pure Rust, one core, ``nice -n 19``) on a spec
-resolved by ``sharebuf.config`` (``bench/scaling.py``'s ``run_point``: CPU s = user + sys of
+resolved by ``sharebuf.scenario`` (``bench/scaling.py``'s ``run_point``: CPU s = user + sys of
 that process, peak RSS its own). Results accumulate in ``bench/results/paper_scale.json`` (a
 part that is run again replaces its own entries); the "Paper-scale runs" section of
 ``bench/results/scaling.md`` is written from it (``bench/scaling.py`` keeps it when it rewrites
@@ -51,22 +51,15 @@ import scaling  # noqa: E402  (run_point, fit, fat_tree, scenario: one place for
 
 OUT = ROOT / "bench" / "results"
 JSON = OUT / "paper_scale.json"
-SECTION = "## Paper-scale runs"
-
-
-def commit() -> str:
-    """The last commit that changed the engine (crates/, Cargo files), "+dirty" if they have changes."""
-    sha = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", "crates", "Cargo.toml", "Cargo.lock"],
-                         capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates"], capture_output=True, text=True).stdout.strip()
-    return sha + ("+dirty" if dirty else "")
+SECTION = scaling.PAPER_SECTION
+commit = scaling.commit  # the engine's commit, in every row
 
 
 def abm_points(ids=None, scale="full", topology="code"):
     """(figure, series, x, seed, scenario dict, run key) of every run ``sharebuf repro`` plans."""
     from sharebuf.repro import PAPER_TOPOLOGY, list_figures
     from sharebuf.repro.spec import points
-    from sharebuf.sweep import run_key
+    from sharebuf.executor import run_key
 
     out = []
     for fid, s in list_figures().items():
@@ -100,7 +93,8 @@ def offered_bytes_per_s(spec: dict) -> float:
 
 
 def features(sc: dict) -> dict:
-    from sharebuf.config import load_scenario, resolve
+    from sharebuf.scenario.engine_spec import resolve
+    from sharebuf.scenario.load import load_scenario
 
     s, base, _ = load_scenario(sc)
     spec = resolve(s, base)
@@ -243,12 +237,12 @@ def main() -> int:
 
 
 RUN_ONE = ("import json, sys\n"
-           "from sharebuf.sweep import _run_one\n"
-           "if sys.argv[1] != '-': _run_one(json.load(open(sys.argv[1])), sys.argv[2])\n")
+           "from sharebuf.executor import run_one\n"
+           "if sys.argv[1] != '-': run_one(json.load(open(sys.argv[1])), sys.argv[2])\n")
 
 
 def run_repro_path(sc: dict, tmp: Path) -> dict:
-    """One run exactly as `sharebuf repro` runs it (sweep._run_one: engine, outputs, summary), in
+    """One run exactly as `sharebuf repro` runs it (executor.run_one: engine, outputs, summary), in
     its own process: CPU s and peak RSS of that process. ``sc = None``: the imports alone."""
     spec = tmp / "scenario.json"
     spec.write_text(json.dumps(sc) if sc is not None else "{}")
@@ -445,7 +439,7 @@ def grid_lines(g: dict) -> list:
          + f". Every run but Fig. 3's two toys is 64 hosts (the code topology) with {g['full_arrivals_ms'] / 1e3:g} s of arrivals.", "",
          f"Sample: per figure the lightest and the heaviest run by offered bytes per second, the same within each "
          f"congestion-control mix, and the figure's first and last point (seed 1), each run as the repro worker runs it "
-         f"(`sweep._run_one`: engine, Parquet outputs, summary) with its arrivals cut to {g['sample_ms']:g} ms; "
+         f"(`executor.run_one`: engine, Parquet outputs, summary) with its arrivals cut to {g['sample_ms']:g} ms; "
          f"**run CPU s** is the process's CPU minus the {g['import_cpu_s']:.2f} s its imports take (a repro worker "
          "imports once). The last rows, if any, are whole runs at full scale, which check the extrapolation.", "",
          "| figure | series | x | cc | offered MB/s | arrivals ms | sim ms | M events | run CPU s | wall s | M events/CPU-s | peak RSS MB | load avg |",

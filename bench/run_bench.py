@@ -35,7 +35,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from sharebuf.config import engine_spec_json, load_scenario, resolve
+    from sharebuf.scenario.engine_spec import engine_spec_json, resolve
+    from sharebuf.scenario.load import load_scenario
 
     sc, base, name = load_scenario(args.scenario)
     if args.arrivals_ms is not None:

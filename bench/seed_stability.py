@@ -104,7 +104,7 @@ def plan(fids, specs, scale, seeds, runs_dir: Path):
     figure's cached runs (None without any)."""
     from sharebuf.repro import estimate_cpu_s
     from sharebuf.repro.spec import points
-    from sharebuf.sweep import run_key
+    from sharebuf.executor import run_key
 
     seen = set()
     rows = []

@@ -62,8 +62,9 @@ def mark(name):
 out = []
 import sharebuf.cli
 mark("import sharebuf.cli")
-from sharebuf.config import load_scenario, resolve, engine_spec_json
-mark("import sharebuf.config (pydantic)")
+from sharebuf.scenario.engine_spec import engine_spec_json, resolve
+from sharebuf.scenario.load import load_scenario
+mark("import sharebuf.scenario (pydantic)")
 sc, base, name = load_scenario(sys.argv[1])
 mark("load + validate scenario")
 spec = resolve(sc, base); js = engine_spec_json(spec)
@@ -184,7 +185,7 @@ def main() -> int:
     for name, s in phases:
         print(f"  {name:38s} {s * 1e3:7.1f} ms")
     print("\nheaviest imports of a run (python -X importtime, cumulative ms, >= 5 ms, depth <= 2):")
-    code = ("import sharebuf.cli, sharebuf.runner, sharebuf.config, sharebuf.results, sharebuf._core; "
+    code = ("import sharebuf.cli, sharebuf.runner, sharebuf.scenario.load, sharebuf.scenario.engine_spec, sharebuf.results, sharebuf._core; "
             "import rich.table, rich.console")
     for cum, depth, name in sorted(importtime(code), reverse=True):
         if cum >= 5000 and depth <= 2:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import sharebuf
-from sharebuf.sweep import scenario_dict
+from sharebuf.scenario import scenario_dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dtpy import DT  # noqa: E402

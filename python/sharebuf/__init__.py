@@ -10,22 +10,15 @@ The engine is Rust (``sharebuf._core``), loaded on first use so that ``sharebuf.
 works without it.
 """
 
-__version__ = "0.1.0"
+from ._lazy import lazy_attributes
+from ._version import __version__
 
 #: Public names loaded on first use (PEP 562), so that ``import sharebuf`` (and ``sharebuf
 #: --version``) imports nothing else; issue 10.
 _LAZY = {"ScenarioError": "errors", "SchemeError": "errors", "PushOut": "schemes"}
 
 
-def __getattr__(name):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'sharebuf' has no attribute '{name}'")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(globals(), _LAZY)
 
 
 def run(*args, **kwargs):

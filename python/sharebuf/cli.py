@@ -111,13 +111,13 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .sweep import parse_sets
+    from .scenario.overrides import parse_sets
 
     sets = parse_sets(args.sets)
     out = Path(args.out) if args.out else Path("sharebuf-out") / Path(args.scenario or "default").stem
     if args.dump_spec:
-        from .config import engine_spec_json, load_scenario, resolve
-        from .sweep import scenario_dict
+        from .scenario.engine_spec import engine_spec_json, resolve
+        from .scenario.load import load_scenario, scenario_dict
 
         sc, base, _ = load_scenario(scenario_dict(args.scenario, sets) if sets else args.scenario, args.profile)
         if args.seed is not None:
@@ -138,7 +138,8 @@ def cmd_run(args) -> int:
 
 def cmd_list(args) -> int:
     from . import _core
-    from .config import BUNDLED_CDFS, bundled_scenarios
+    from .scenario.inputs import BUNDLED_CDFS
+    from .scenario.load import bundled_scenarios
 
     print("scenarios:  " + ", ".join(bundled_scenarios()))
     print("schemes:    " + ", ".join(_core.schemes()))
@@ -150,7 +151,9 @@ def cmd_list(args) -> int:
 def cmd_sweep(args) -> int:
     from rich.table import Table
 
-    from .sweep import parse_sets, parse_values, scenario_dict, sweep
+    from .scenario.load import scenario_dict
+    from .scenario.overrides import parse_sets, parse_values
+    from .sweep import sweep
 
     grid = {}
     for item in args.grid or []:
@@ -185,7 +188,7 @@ def cmd_compare(args) -> int:
     from rich.table import Table
 
     from .compare import FOOTNOTE, compare
-    from .sweep import parse_sets, parse_values
+    from .scenario.overrides import parse_sets, parse_values
 
     seeds = parse_values(args.seeds) if args.seeds else None
     if seeds and not all(isinstance(x, int) and x >= 0 for x in seeds):
@@ -244,8 +247,8 @@ BUILTIN_COMMANDS = ("run", "show", "list", "sweep", "compare", "plot")
 def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     """The argument parser. ``command``: the sub-command about to be parsed; for a built-in
     one the repro and analysis sub-commands are left out (importing them costs ~0.1 s)."""
-    from . import __version__
-    from .sweep import add_set_argument
+    from ._version import __version__
+    from .scenario.overrides import add_set_argument
 
     p = _Parser(prog="sharebuf", description="Packet-level simulator and toolkit for shared-buffer management in datacenter switches.")
     p.add_argument("--version", action="version", version=f"sharebuf {__version__}")
@@ -299,7 +302,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     if command in BUILTIN_COMMANDS:
         return p
     from .repro.cli import register as register_repro
-    from .tune import register as register_tune
+    from .tune_cli import register as register_tune
 
     register_tune(sub)
 
@@ -333,7 +336,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--version"]:  # without building the parser, whose sub-commands import their toolkits
-        from . import __version__
+        from ._version import __version__
 
         print(f"sharebuf {__version__}")
         return 0

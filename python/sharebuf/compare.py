@@ -22,7 +22,8 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from .classes import CLASSES
 from .errors import ScenarioError
-from .sweep import scenario_dict, sweep
+from .scenario.load import scenario_dict
+from .sweep import sweep
 
 #: (sweep column, label, scale, format); lower is better for every metric.
 METRICS = [(f"class_slowdown_{q}.{c}", f"{label} slowdown {q}", 1.0, "{:.2f}") for c, label in CLASSES.items() for q in ("p50", "p99")] + [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -136,3 +136,42 @@ def plot_compare(out_dir: Union[str, Path], runs, schemes: Sequence[str], out: U
 
 
 __all__: List[str] = ["plot_run", "plot_compare", "is_run_dir"]
+
+
+def plot_search(table, objective: str, keys: List[str], direction: str, path: Path, logs: Optional[Dict[str, bool]] = None) -> Path:
+    """Objective vs trial (running best of the feasible trials as a line) and vs each parameter;
+    infeasible trials as red crosses."""
+    plt = _plt()
+    n = 1 + len(keys)
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False)
+    axes = axes[0]
+    ok = table["feasible"].to_numpy(dtype=bool)
+    y = table["value"].astype(float).to_numpy()
+    x = table["trial"].to_numpy()
+    ax = axes[0]
+    ax.scatter(x[ok], y[ok], s=22, label="feasible")
+    ax.scatter(x[~ok], y[~ok], s=28, marker="x", color="tab:red", label="infeasible")
+    best = np.full(len(y), np.nan)
+    cur = np.nan
+    for i in range(len(y)):
+        if ok[i] and not np.isnan(y[i]):
+            cur = y[i] if np.isnan(cur) else (min(cur, y[i]) if direction == "minimize" else max(cur, y[i]))
+        best[i] = cur
+    ax.step(x, best, where="post", color="k", lw=1, label="best feasible")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(objective)
+    ax.legend(fontsize=7)
+    for ax, k in zip(axes[1:], keys):
+        xv = table[k].astype(float).to_numpy()
+        ax.scatter(xv[ok], y[ok], s=22)
+        ax.scatter(xv[~ok], y[~ok], s=28, marker="x", color="tab:red")
+        if (logs or {}).get(k):
+            ax.set_xscale("log")
+        ax.set_xlabel(k)
+        ax.set_ylabel(objective)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path

@@ -147,7 +147,8 @@ def estimate_spec_memory_bytes(spec: dict) -> int:
 def estimate_memory_bytes(scenario, base: Optional[Path] = None) -> int:
     """Estimated peak memory (bytes) of running ``scenario`` (a TOML path, bundled name, dict,
     or resolved engine spec dict)."""
-    from .config import load_scenario, resolve
+    from .scenario.engine_spec import resolve
+    from .scenario.load import load_scenario
 
     if isinstance(scenario, dict) and "max_ps" in scenario:
         return estimate_spec_memory_bytes(scenario)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-#: Key of the recorded table in scenario.toml (read back by config.Scenario as ``recorded``).
+#: Key of the recorded table in scenario.toml (read back by scenario.model.Scenario as ``recorded``).
 RECORD_KEY = "recorded"
 
 
@@ -138,7 +138,7 @@ def host() -> Dict[str, Any]:
 
 
 def record(spec_json: str, started: _dt.datetime, wall_s: float, command: Optional[str]) -> Dict[str, Any]:
-    from . import __version__
+    from ._version import __version__
 
     return {
         "sharebuf_version": __version__,
@@ -154,8 +154,8 @@ def record(spec_json: str, started: _dt.datetime, wall_s: float, command: Option
 def resolved_scenario(sc, base: Path, name: str) -> Dict[str, Any]:
     """The validated scenario as a plain dict with defaults filled in and file inputs made
     absolute, plus ``recorded = {sharebuf_version, inputs = {path: sha256}}``."""
-    from . import __version__
-    from .config import absolute_file_inputs
+    from ._version import __version__
+    from .scenario.inputs import absolute_file_inputs
 
     d = sc.model_dump(mode="json", exclude_none=True)
     d["name"] = name
@@ -167,7 +167,7 @@ def resolved_scenario(sc, base: Path, name: str) -> Dict[str, Any]:
 
 def check_recorded(recorded: Optional[Dict[str, Any]], warn) -> None:
     """Before a run of a recorded scenario: say if the version differs or an input file changed."""
-    from . import __version__
+    from ._version import __version__
 
     if not recorded:
         return
@@ -199,6 +199,6 @@ def _toml_safe(o):
 
 
 def parquet_metadata(spec_sha: str) -> Dict[bytes, bytes]:
-    from . import __version__
+    from ._version import __version__
 
     return {b"sharebuf.version": __version__.encode(), b"sharebuf.engine_spec_sha256": spec_sha.encode()}

@@ -184,7 +184,7 @@ class Results:
         self.summary = self._summary(raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qe - qs, b, sw_names)
 
     def _summary(self, raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qct, b, sw_names) -> dict:
-        from . import __version__
+        from ._version import __version__
 
         st = raw["stats"]
         sim_s = st["end_ps"] * PS

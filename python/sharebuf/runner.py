@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
-from .config import engine_spec_json, load_scenario, resolve
 from .errors import ISSUE_TRACKER, InternalError, ScenarioError
-from .schemes import check_registry, is_python_scheme, scheme_factory
 from .results import Results
+from .scenario.engine_spec import engine_spec_json, resolve
+from .scenario.load import load_scenario, scenario_dict
+from .schemes import check_registry, is_python_scheme, scheme_factory
 
 #: Show a progress bar when the simulated horizon exceeds this many seconds.
 PROGRESS_MIN_SIM_S = 0.05
@@ -43,14 +44,12 @@ def run(scenario: Union[str, Path, dict, None] = None, *, out: Union[str, Path, 
     provenance.prefetch()  # git and uname run alongside the validation and the simulation
 
     if sets:
-        from .sweep import scenario_dict
-
         scenario = scenario_dict(scenario, sets)
     sc, base, name = load_scenario(scenario, profile)
     if seed is not None:
         from pydantic import ValidationError
 
-        from .config import format_validation_error
+        from .scenario.messages import format_validation_error
 
         try:
             sc.seed = seed

@@ -14,8 +14,9 @@ same directory re-runs only what has no complete directory (resume after a crash
 The sweep writes ``sweep.parquet`` (one row per distinct run: the swept values, the seed and
 the main summary metrics).
 
-``--set KEY=VALUE`` (:func:`add_set_argument`, :func:`parse_sets`, :func:`scenario_dict`) uses
-the same dotted keys to override single values of a scenario before a run or a sweep.
+The runs go through :mod:`sharebuf.executor` (content-addressed runs, memory checks, local
+processes or Ray, resume, progress), as ``compare``, ``repro`` and ``tune`` do. The dotted keys
+and their values are :mod:`sharebuf.scenario.overrides`' grammar, that of ``--set KEY=VALUE``.
 """
 
 from __future__ import annotations
@@ -28,158 +29,18 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
-from .config import absolute_file_inputs, engine_spec_json, load_scenario, parse_scenario, resolve, strip_profile_keys
 from .errors import ScenarioError
-
-_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
-
-
-def set_path(d: dict, key: str, value: Any) -> None:
-    """Set ``key`` (e.g. ``switch.bm.alpha`` or ``workload[1].load``) in a scenario dict."""
-    parts = key.split(".")
-    cur: Any = d
-    for n, part in enumerate(parts):
-        m = _PART.match(part)
-        if not m:
-            raise ScenarioError(f"sweep key '{key}': '{part}' is not a key name (use a.b.c or workload[i].x)")
-        name, idx = m.group(1), m.group(2)
-        last = n == len(parts) - 1
-        if idx is None:
-            if last:
-                cur[name] = value
-                return
-            cur = cur.setdefault(name, {})
-            if not isinstance(cur, dict):
-                raise ScenarioError(f"sweep key '{key}': '{name}' is not a table")
-        else:
-            lst = cur.get(name)
-            i = int(idx)
-            if not isinstance(lst, list) or i >= len(lst):
-                size = len(lst) if isinstance(lst, list) else 0
-                raise ScenarioError(f"sweep key '{key}': '{name}' has {size} entries, index {i} is out of range")
-            if last:
-                lst[i] = value
-                return
-            cur = lst[i]
-
-
-def parse_value(tok: str) -> Any:
-    """One value: JSON (numbers, true/false, lists, quoted strings), else a TOML value (inline
-    tables such as ``{scheme = "dt", alpha = 0.5}``, single-quoted strings), else a bare string."""
-    try:
-        return json.loads(tok)
-    except json.JSONDecodeError:
-        pass
-    if tok[:1] in "{['":
-        from .config import tomllib
-
-        try:
-            return tomllib.loads("v = " + tok)["v"]
-        except tomllib.TOMLDecodeError:
-            pass
-    return tok
-
-
-def parse_values(text: str) -> List[Any]:
-    """``'[1, 2]'`` (JSON list) or ``'dt,abm'`` / ``'0.25,0.5'`` (comma list, numbers parsed)."""
-    text = text.strip()
-    if text.startswith("["):
-        try:
-            v = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ScenarioError(f"sweep values {text!r}: not a JSON list ({e})") from None
-        if not isinstance(v, list) or not v:
-            raise ScenarioError(f"sweep values {text!r}: need a non-empty JSON list")
-        return v
-    out: List[Any] = []
-    for tok in text.split(","):
-        tok = tok.strip()
-        if not tok:
-            raise ScenarioError(f"sweep values {text!r}: empty value")
-        out.append(parse_value(tok))
-    return out
-
-
-# ----------------------------------------------------------------------------- --set
-SET_HELP = ("override one scenario value, with the dotted keys of sweep --grid: switch.bm.scheme=abm, "
-            "'workload[1].request_fraction_of_buffer=0.75', 'switch.bm.alpha=[1,0.5]' (repeatable)")
-
-
-def add_set_argument(parser) -> None:
-    """``--set KEY=VALUE`` (repeatable) for any command that runs a scenario."""
-    parser.add_argument("--set", action="append", dest="sets", metavar="KEY=VALUE", default=None, help=SET_HELP)
-
-
-def parse_sets(items: Optional[Sequence[str]]) -> Dict[str, Any]:
-    """``["switch.bm.scheme=abm", ...]`` -> ``{"switch.bm.scheme": "abm", ...}`` (values as in :func:`parse_value`)."""
-    sets: Dict[str, Any] = {}
-    for item in items or []:
-        k, eq, v = item.partition("=")
-        if not eq or not k.strip() or not v.strip():
-            raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. switch.bm.scheme=abm")
-        sets[k.strip()] = parse_value(v.strip())
-    return sets
-
-
-def _scenario_base(scenario: Union[str, Path, dict, None]):
-    sc, base, name = load_scenario(scenario)
-    # Keys a profile sets stay unset unless the scenario set them, so a changed (or swept) `profile` applies.
-    d = strip_profile_keys(sc, sc.model_dump(exclude_none=True, exclude_defaults=False))
-    absolute_file_inputs(d, base)  # relative file names resolve against the scenario's directory
-    d["name"] = name
-    return sc, d
-
-
-def apply_sets(d: dict, sets: Optional[Dict[str, Any]]) -> dict:
-    """Apply ``--set`` overrides to a scenario dict in order, validating after each one so
-    that an error names the key and value at fault."""
-    for k, v in (sets or {}).items():
-        set_path(d, k, v)
-        try:
-            parse_scenario(d)
-        except ScenarioError as e:
-            raise ScenarioError(f"--set {k}={json.dumps(v)}: {e}") from None
-    return d
-
-
-def scenario_dict(scenario: Union[str, Path, dict, None], sets: Optional[Dict[str, Any]] = None) -> dict:
-    """A scenario (TOML path, bundled name or dict) as a validated dict, ``sets`` applied."""
-    return apply_sets(_scenario_base(scenario)[1], sets)
-
-
-def _metrics(summary: dict) -> Dict[str, Any]:
-    row: Dict[str, Any] = {
-        "flows": summary["flows"]["total"],
-        "flows_finished": summary["flows"]["finished"],
-        "drops": summary["drops_total"],
-        "buffer_mean_bytes": summary["buffer"]["mean_bytes"],
-        "buffer_p99_bytes": summary["buffer"]["p99_bytes"],
-        "qct_p99_s": summary["queries"]["qct_p99_s"],
-        "sim_s": summary["sim_s"],
-        "events": summary["events"],
-        "wall_s": summary["wall_s"],
-    }
-    for name, v in summary["slowdown"].items():
-        row[f"slowdown_p50.{name}"] = v["p50"]
-        row[f"slowdown_p99.{name}"] = v["p99"]
-    for name, v in summary.get("slowdown_by_class", {}).items():
-        row[f"class_slowdown_p50.{name}"] = v["p50"]
-        row[f"class_slowdown_p99.{name}"] = v["p99"]
-    return row
-
-
-def _run_one(scenario: dict, out_dir: Optional[str]) -> dict:
-    from .runner import run
-
-    res = run(scenario, out=out_dir, progress=False)
-    return res.summary
+from .executor import SweepInterrupted, metrics_row, run_key, run_many, spec_key
+from .scenario.engine_spec import resolve
+from .scenario.load import parse_scenario, scenario_base, scenario_dict
+from .scenario.overrides import add_set_argument, parse_sets, parse_values, set_path
 
 
 def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], seeds: Optional[Sequence[int]] = None):
     """Expand the grid into validated scenario dicts: a list of (params, scenario)."""
-    sc, base_dict = _scenario_base(scenario)
+    sc, base_dict = scenario_base(scenario)
     keys = list(grid)
     for k in keys:
         if not isinstance(grid[k], (list, tuple)) or not grid[k]:
@@ -199,160 +60,6 @@ def plan(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]],
                 raise ScenarioError(f"sweep point {params} seed {seed}: {e}") from None
             runs.append(({**params, "seed": int(seed)}, d))
     return runs
-
-
-def run_key(scenario: dict) -> str:
-    """Content address of a run: a hash of its resolved engine spec (and the sharebuf version)."""
-    return _spec_key(resolve(parse_scenario(scenario), Path.cwd()))
-
-
-def _spec_key(spec: dict) -> str:
-    from . import __version__
-
-    return hashlib.sha256(f"{__version__}\n{engine_spec_json(spec)}".encode()).hexdigest()[:12]
-
-
-class SweepInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep; the message says what was kept and how to resume."""
-
-
-def _progress_bar(total: int, label: str):
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-    bar.start()
-    return bar, bar.add_task(label, total=total)
-
-
-class RunResults(dict):
-    """key -> summary of every run; ``ran[key]`` is True for the runs this call executed."""
-
-    def __init__(self):
-        super().__init__()
-        self.ran: Dict[str, bool] = {}
-
-
-def _check_memory(uniq: Dict[str, dict], label: str) -> tuple:
-    """Refuse, before anything runs, a point too large for this machine's memory; return
-    (estimated bytes per run key, the limit) for :func:`_check_parallel_memory`."""
-    from .memory import available_memory_bytes, check_memory
-
-    limit = available_memory_bytes()
-    est = {}
-    for k, d in uniq.items():
-        est[k] = check_memory(resolve(parse_scenario(d), Path.cwd()),
-                              f"{label} run-{k} (scenario '{d.get('name', 'scenario')}', seed {d.get('seed')})", limit=limit)
-    return est, limit
-
-
-def _check_parallel_memory(est: Dict[str, int], todo: Sequence[str], workers: int, limit: Optional[int], label: str) -> None:
-    """Refuse ``workers`` local processes when the runs they may hold at once (the ``workers``
-    largest estimates among the runs still to do: each process takes its own memory) exceed the
-    limit, naming the largest ``--jobs`` that fits."""
-    from .memory import LIMIT_ENV, _fmt
-
-    if limit is None or workers <= 1:
-        return
-    big = sorted((est[k] for k in todo), reverse=True)
-    peak = sum(big[:workers])
-    if peak <= limit:
-        return
-    fits, acc = 0, 0
-    for b in big:
-        if acc + b > limit:
-            break
-        acc += b
-        fits += 1
-    raise ScenarioError(
-        f"{label} --jobs {workers}: {workers} runs at once need about {_fmt(peak)} of memory (the {workers} largest of "
-        f"{len(todo)} runs to do, {_fmt(big[0])} the largest; each worker process holds its own run); the limit is "
-        f"{_fmt(limit)} (available memory, or ${LIMIT_ENV}); allowed: --jobs {max(fits, 1)} or fewer, or smaller runs")
-
-
-def run_many(items: Sequence[tuple], out_path: Optional[Path], *, jobs: Optional[int] = None, use_ray: bool = False,
-             ray_address: Optional[str] = None, progress: bool = False, label: str = "sweep") -> RunResults:
-    """Run each (key, scenario dict) into ``out_path/run-<key>/`` (content-addressed: a run whose
-    directory is complete is reused, a half-written one left by a killed worker is removed), on
-    local processes or Ray tasks, with one progress bar. Ctrl-C stops the workers and raises
-    :class:`SweepInterrupted` saying what was kept. Used by ``sweep``, ``compare`` and ``repro``."""
-    res = RunResults()
-    uniq: Dict[str, dict] = {}
-    for k, d in items:
-        uniq.setdefault(k, d)
-    keys = list(uniq)
-    dirs = {k: (str(out_path / f"run-{k}") if out_path else None) for k in keys}
-    est, limit = _check_memory(uniq, label)
-    if out_path is not None and out_path.is_dir():
-        from .results import remove_stale_partials
-
-        remove_stale_partials(out_path, "run-*")  # left by a killed worker: never complete
-        for k in keys:
-            f = Path(dirs[k]) / "summary.json"
-            if f.is_file():
-                res[k] = json.loads(f.read_text())
-                res.ran[k] = False
-    todo = [k for k in keys if k not in res]
-    if todo and not use_ray:  # Ray places tasks by its own resources
-        _check_parallel_memory(est, todo, min(jobs or os.cpu_count() or 1, len(todo)), limit, label)
-    bar = task = None
-    if progress and todo:
-        reused = len(keys) - len(todo)
-        bar, task = _progress_bar(len(todo), label + (f" ({reused} done before)" if reused else ""))
-    ex = None
-
-    def finish(k, summary):
-        res[k] = summary
-        res.ran[k] = True
-        if bar:
-            bar.advance(task)
-
-    try:
-        if not todo:
-            pass
-        elif use_ray:
-            try:
-                import ray
-            except ImportError:
-                raise ScenarioError("--ray needs Ray: pip install 'sharebuf[cluster]'") from None
-            if not ray.is_initialized():
-                ray.init(address=ray_address, ignore_reinit_error=True, log_to_driver=False)
-            remote = ray.remote(_run_one)
-            refs = {remote.remote(uniq[k], dirs[k]): k for k in todo}
-            pending = list(refs)
-            try:
-                while pending:
-                    ready, pending = ray.wait(pending, num_returns=1)
-                    finish(refs[ready[0]], ray.get(ready[0]))
-            except KeyboardInterrupt:
-                for r in pending:
-                    ray.cancel(r, force=True)
-                raise
-        elif (jobs or os.cpu_count() or 1) == 1:
-            for k in todo:  # in this process: no pool to start, and tests can observe the runs
-                finish(k, _run_one(uniq[k], dirs[k]))
-        else:
-            from concurrent.futures import ProcessPoolExecutor, as_completed  # not at start-up (issue 10)
-
-            ex = ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1, len(todo)))
-            futs = {ex.submit(_run_one, uniq[k], dirs[k]): k for k in todo}
-            for f in as_completed(futs):
-                finish(futs[f], f.result())
-    except KeyboardInterrupt:
-        if ex is not None:
-            ex.shutdown(wait=True, cancel_futures=True)
-            ex = None
-        n = len(res)
-        where = f"kept in {out_path}/; run the same command again to run only the rest" if out_path else "not kept (no --out)"
-        raise SweepInterrupted(f"{n} of {len(keys)} runs finished, {where}") from None
-    finally:
-        if ex is not None:
-            ex.shutdown(wait=True, cancel_futures=True)
-        if bar:
-            bar.stop()
-    return res
 
 
 def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]], *, seeds: Optional[Sequence[int]] = None,
@@ -375,7 +82,7 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
     for params, d in planned:  # the same resolved run twice (e.g. a repeated value) runs once
         spec = resolve(parse_scenario(d), Path.cwd())
         check_memory(spec, f"sweep point {params}", limit=limit)  # every point before anything runs
-        k = _spec_key(spec)
+        k = spec_key(spec)
         if k not in seen:
             seen.add(k)
             runs.append((params, d))
@@ -388,7 +95,7 @@ def sweep(scenario: Union[str, Path, dict, None], grid: Dict[str, Sequence[Any]]
     rows = []
     for i, ((params, _), s) in enumerate(zip(runs, summaries)):
         rows.append({"run": i, **{k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in params.items()},
-                     **_metrics(s), "run_dir": f"run-{keys[i]}"})
+                     **metrics_row(s), "run_dir": f"run-{keys[i]}"})
     table = pd.DataFrame(rows)
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
@@ -448,3 +155,8 @@ def plot(table_or_dir, x: str, y: str, hue: Optional[str] = None, out: Union[str
     fig.savefig(path.with_suffix(".pdf"))
     plt.close(fig)
     return path
+
+
+#: Names that moved (the ``--set`` grammar, the executor), still importable from here.
+__all__ = ["sweep", "plan", "plot", "SweepInterrupted", "add_set_argument", "parse_sets", "parse_values", "scenario_dict",
+           "set_path", "run_key", "run_many"]

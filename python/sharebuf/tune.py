@@ -1,7 +1,7 @@
 """Tune scenario parameters by simulation: ``sharebuf tune SCENARIO --param KEY=LOW..HIGH ...``.
 
 An optimizer (Optuna's TPE with a fixed seed) proposes points, the sweep engine
-(:func:`sharebuf.sweep.run_many`, content-addressed ``run-<hash>/`` directories) runs them in
+(:func:`sharebuf.executor.run_many`, content-addressed ``run-<hash>/`` directories) runs them in
 batches of ``jobs``, and each finished run gives the objective and the constraint metrics.
 
 >>> from sharebuf.tune import tune
@@ -34,7 +34,6 @@ import json
 import math
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +41,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .classes import CLASSES
 from .errors import ScenarioError
-from .config import parse_scenario
-from .sweep import _metrics, apply_sets, run_key, run_many, scenario_dict, set_path
+from .executor import metrics_row, run_key, run_many
+from .scenario.load import apply_sets, scenario_dict
+from .scenario.overrides import set_path
 
-#: Columns of the sweep table that every run has (sweep._metrics), besides the per-workload and per-class ones.
+#: Columns of the sweep table that every run has (executor.metrics_row), besides the per-workload and per-class ones.
 BASE_METRICS = ("flows", "flows_finished", "drops", "buffer_mean_bytes", "buffer_p99_bytes", "qct_p99_s", "sim_s", "events", "wall_s")
 #: Per-class throughput, computed from flows.parquet (tune only; see :func:`class_throughput`).
 GBPS_PREFIX = "class_gbps_mean."
@@ -164,8 +164,8 @@ def class_throughput(run_dir: Union[str, Path], sim_s: float) -> Dict[str, float
 
 
 def run_metrics(summary: dict, run_dir: Optional[Union[str, Path]]) -> Dict[str, Any]:
-    """The metrics of one run: the sweep table's row (one place: sweep._metrics) and the per-class throughput."""
-    row = _metrics(summary)
+    """The metrics of one run: the sweep table's row (one place: executor.metrics_row) and the per-class throughput."""
+    row = metrics_row(summary)
     if run_dir is not None:
         row.update(class_throughput(run_dir, summary["sim_s"]))
     return row
@@ -394,9 +394,9 @@ def tune(scenario: Union[str, Path, dict, None], params: Dict[str, Tuple[float, 
     rows: List[dict] = []
     bar = task = None
     if progress:
-        from .sweep import _progress_bar
+        from .executor import progress_bar
 
-        bar, task = _progress_bar(trials, "tune")
+        bar, task = progress_bar(trials, "tune")
     try:
         i = 0
         while i < trials:
@@ -484,112 +484,6 @@ def _write_outputs(res: TuneResult, setup: _Setup, plist: List[Param], direction
             "reference": None if res.reference is None else {k: v for k, v in res.reference.items() if not k.startswith("_")},
             "best": None if res.best is None else {k: v for k, v in res.best.items() if not k.startswith("_")}}
     _atomic(out / "tune.json", lambda p: Path(p).write_text(json.dumps(info, indent=2, default=float) + "\n"))
+    from .figures import plot_search
+
     plot_search(res.trials, setup.objective, [p.key for p in plist], direction, out / "search.png", logs={p.key: p.log for p in plist})
-
-
-def plot_search(table, objective: str, keys: List[str], direction: str, path: Path, logs: Optional[Dict[str, bool]] = None) -> Path:
-    """Objective vs trial (running best of the feasible trials as a line) and vs each parameter;
-    infeasible trials as red crosses."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    n = 1 + len(keys)
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False)
-    axes = axes[0]
-    ok = table["feasible"].to_numpy(dtype=bool)
-    y = table["value"].astype(float).to_numpy()
-    x = table["trial"].to_numpy()
-    ax = axes[0]
-    ax.scatter(x[ok], y[ok], s=22, label="feasible")
-    ax.scatter(x[~ok], y[~ok], s=28, marker="x", color="tab:red", label="infeasible")
-    best = np.full(len(y), np.nan)
-    cur = np.nan
-    for i in range(len(y)):
-        if ok[i] and not np.isnan(y[i]):
-            cur = y[i] if np.isnan(cur) else (min(cur, y[i]) if direction == "minimize" else max(cur, y[i]))
-        best[i] = cur
-    ax.step(x, best, where="post", color="k", lw=1, label="best feasible")
-    ax.set_xlabel("trial")
-    ax.set_ylabel(objective)
-    ax.legend(fontsize=7)
-    for ax, k in zip(axes[1:], keys):
-        xv = table[k].astype(float).to_numpy()
-        ax.scatter(xv[ok], y[ok], s=22)
-        ax.scatter(xv[~ok], y[~ok], s=28, marker="x", color="tab:red")
-        if (logs or {}).get(k):
-            ax.set_xscale("log")
-        ax.set_xlabel(k)
-        ax.set_ylabel(objective)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
-
-
-# ----------------------------------------------------------------------------- CLI
-def register(sub) -> None:
-    """The ``tune`` subcommand (called from cli.build_parser)."""
-    from .sweep import add_set_argument
-
-    t = sub.add_parser("tune", help="tune scenario values (e.g. per-class α) by simulation with an optimizer (Optuna TPE)")
-    t.add_argument("scenario", nargs="?", default=None, help="TOML file or bundled scenario name")
-    t.add_argument("--param", action="append", required=True, metavar="KEY=LOW..HIGH",
-                   help="a scenario key and its range, e.g. 'switch.bm.alpha[2]=0.25..16' (repeatable)")
-    t.add_argument("--log", action="store_true", help="search every range log-uniformly (needs LOW > 0)")
-    t.add_argument("--objective", required=True, metavar="METRIC", help="a sweep-table metric, e.g. slowdown_p99.incast")
-    g = t.add_mutually_exclusive_group()
-    g.add_argument("--minimize", dest="direction", action="store_const", const="minimize", help="(default)")
-    g.add_argument("--maximize", dest="direction", action="store_const", const="maximize")
-    t.add_argument("--constraint", action="append", default=[], metavar="METRIC<=VALUE",
-                   help="METRIC<=VALUE or METRIC>=VALUE; VALUE a number, 'ref' or 'F*ref' (repeatable)")
-    t.add_argument("--reference", action="append", default=None, metavar="KEY=VALUE",
-                   help="override of the reference run that 'ref' refers to (repeatable; default: the scenario as given)")
-    t.add_argument("--trials", type=int, required=True, help="trial budget (runs, besides the reference)")
-    t.add_argument("--startup", type=int, help="quasi-random trials before TPE (default: half the budget, 2 to 10)")
-    t.add_argument("--jobs", type=int, help="trials proposed and run together (worker processes; default 1)")
-    t.add_argument("--ray", action="store_true", help="run each batch as Ray tasks (pip install 'sharebuf[cluster]')")
-    t.add_argument("--ray-address", help="Ray cluster address")
-    t.add_argument("--seed", type=int, default=0, help="optimizer seed (default 0)")
-    t.add_argument("--seeds", help="scenario seeds, e.g. 1,2,3: each trial runs once per seed, metrics are their mean "
-                                   "(default: the scenario's seed, one run per trial)")
-    t.add_argument("--out", required=True, help="directory: run-*/, trials.parquet, best.toml, search.png, tune.json")
-    t.add_argument("--quiet", action="store_true")
-    add_set_argument(t)
-    t.set_defaults(func=cmd_tune, direction=None)
-
-
-def cmd_tune(args) -> int:
-    from .sweep import parse_sets
-
-    params = {}
-    for text in args.param:
-        p = parse_param(text, args.log)
-        params[p.key] = p
-    ref = parse_sets(args.reference) if args.reference else None
-    seeds = None
-    if args.seeds:
-        from .sweep import parse_values
-
-        seeds = parse_values(args.seeds)
-    res = tune(args.scenario, params, args.objective, direction=args.direction or "minimize", constraints=args.constraint,
-               reference=ref, trials=args.trials, jobs=args.jobs, use_ray=args.ray, ray_address=args.ray_address,
-               seed=args.seed, startup=args.startup, sets=parse_sets(args.sets), seeds=seeds, out=args.out, progress=not args.quiet)
-    if args.quiet:
-        return 0 if res.best is not None else 1
-    reused = int(res.trials["reused"].sum())
-    print(f"{len(res.trials)} trials ({reused} replayed from finished runs)")
-    if res.reference is not None:
-        print("reference: " + ", ".join(f"{c.metric} = {res.reference.get(c.metric):.6g}" for c in map(parse_constraint, args.constraint))
-              if args.constraint else f"reference: {args.objective} = {res.reference.get(args.objective)}")
-    if res.best is None:
-        print("no feasible trial: no best.toml written; see trials.parquet")
-        return 1
-    ps = ", ".join(f"{k} = {v:.4g}" for k, v in res.best_params.items())
-    print(f"best: trial {res.best['trial']}: {args.objective} = {res.best_value:.6g} at {ps}")
-    print(f"results: {args.out}/trials.parquet, best.toml (sharebuf run {args.out}/best.toml), search.png, run-*/")
-    return 0

@@ -9,6 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
+from sharebuf import executor
 from sharebuf import repro
 from sharebuf import sweep as sweep_mod
 from sharebuf.repro import claims
@@ -328,12 +329,12 @@ def test_killed_repro_resumes_without_rerunning(tiny_fig7, tmp_path):
     (copy / "runs" / f".{runs[1].name}.partial-x").mkdir()
     (copy / "points.parquet").unlink()
     ran = []
-    orig = sweep_mod._run_one
+    orig = executor.run_one
     try:
-        sweep_mod._run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
+        executor.run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
         repro.reproduce(["abm-fig7"], copy, scale="tiny", jobs=1, log=lambda *a: None)
     finally:
-        sweep_mod._run_one = orig
+        executor.run_one = orig
     assert [p.split("/")[-1] for p in ran] == [runs[0].name]
     after = pd.read_parquet(copy / "points.parquet")
     assert len(after) == len(before)
@@ -460,12 +461,12 @@ def test_ablate_verdicts_come_from_the_variant_runs(tiny_fig7, tmp_path):
     out = tmp_path / "abl"
     shutil.copytree(tiny_fig7[0] / "runs", out / "runs")
     ran = []
-    orig = sweep_mod._run_one
+    orig = executor.run_one
     try:
-        sweep_mod._run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
+        executor.run_one = lambda sc, d: (ran.append(d), orig(sc, d))[1]
         res = ab.ablate("abm-fig7", ["a-50"], out, scale="tiny", only=["recovery"], jobs=1, log=lambda *a: None)
     finally:
-        sweep_mod._run_one = orig
+        executor.run_one = orig
     r = res["a-50"]
     rows = {row["variant"]: row for row in r["rows"]}
     assert list(rows) == ["full", "none", "-recovery", "+recovery"]

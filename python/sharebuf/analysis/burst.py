@@ -18,13 +18,12 @@ generalized to a mix of tracking and draining queues). The paper-specific closed
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from .integrator import integrate_burst
 from .model import (
     QueueSpec,
     check_positive,
@@ -35,67 +34,7 @@ from .model import (
     validate_queues,
 )
 from .steady_state import steady_state
-
-
-@dataclass(frozen=True)
-class TransientSystem:
-    """The fluid system right after a burst starts (t = 0+). Bytes, bytes/s, seconds.
-
-    Index order: the background queues first, then the burst queues.
-    ``arrival_bytes_per_s`` is +inf for (saturated) background queues.
-    """
-
-    scheme: str
-    buffer_bytes: float
-    port_rate_bytes_per_s: float
-    omega: tuple[float, ...]
-    omega_before: tuple[float, ...]
-    drain_bytes_per_s: tuple[float, ...]
-    arrival_bytes_per_s: tuple[float, ...]
-    initial_bytes: tuple[float, ...]
-    is_burst: tuple[bool, ...]
-    specs: tuple[QueueSpec, ...] = ()
-
-    @property
-    def n_background(self) -> int:
-        return sum(1 for b in self.is_burst if not b)
-
-    @property
-    def initial_remaining_bytes(self) -> float:
-        return self.buffer_bytes - sum(self.initial_bytes)
-
-
-@dataclass(frozen=True)
-class BurstResult:
-    """When the burst queue first hits its threshold and how much it absorbed until then.
-
-    case:                "case1" (every unaffected background queue tracks its threshold,
-                         ABM A.6 / FB A.4.1), "case2" (none does, ABM A.7 / FB A.4.2), "mixed"
-                         (some do), "cs" (complete sharing) or "never" (the burst never drops).
-    first_drop_s:        t1, time of the first drop (inf if never within the horizon).
-    burst_index:         index (among the burst queues) of the queue that drops first.
-    queue_bytes:         that queue's length at t1, (r − μ)·t1: burst tolerance as in
-                         ABM Eq. 7–8 and 10–11.
-    arrived_bytes:       r·t1, burst tolerance as defined in ABM Eq. 42 / FB Eq. 42.
-    qdot_bytes_per_s:    dQ/dt during the regime (closed form) or at the last step (integrator).
-    applies:             False if the closed form's regime assumption breaks before t1.
-    reason:              why it does not apply.
-    absorbed_bytes, fully_absorbed: only with a burst duration: r·min(t1, duration), t1 ≥ duration.
-    """
-
-    method: str
-    case: str
-    first_drop_s: float
-    burst_index: int | None
-    queue_bytes: float
-    arrived_bytes: float
-    qdot_bytes_per_s: float
-    applies: bool = True
-    reason: str = ""
-    duration_s: float | None = None
-    absorbed_bytes: float | None = None
-    fully_absorbed: bool | None = None
-    trace: dict | None = field(default=None, repr=False)
+from .transient import BurstResult, TransientSystem, finish_result
 
 
 def _as_list(burst: QueueSpec | Sequence[QueueSpec]) -> list[QueueSpec]:
@@ -174,15 +113,6 @@ def _solve_qdot(A: float, omega: np.ndarray, mu: np.ndarray) -> tuple[float, np.
     raise AssertionError("unreachable: f is strictly increasing")  # pragma: no cover
 
 
-def _finish(res: BurstResult, duration_s: float | None, rate_bytes_per_s: float) -> BurstResult:
-    if duration_s is None:
-        return res
-    d = check_positive("duration_s", duration_s)
-    return dataclasses.replace(
-        res, duration_s=d, absorbed_bytes=rate_bytes_per_s * min(d, res.first_drop_s),
-        fully_absorbed=res.first_drop_s >= d)
-
-
 def closed_form_burst(system: TransientSystem, *, duration_s: float | None = None) -> BurstResult:
     """Exact first-drop time of the linear regime that starts at t = 0+.
 
@@ -208,7 +138,7 @@ def closed_form_burst(system: TransientSystem, *, duration_s: float | None = Non
     if sysm.scheme == "cs":
         tot = float(np.clip(growth[new], 0.0, None).sum())
         if tot <= 0:
-            return _finish(BurstResult("closed-form", "never", math.inf, None, 0.0, 0.0, 0.0), duration_s, r_burst)
+            return finish_result(BurstResult("closed-form", "never", math.inf, None, 0.0, 0.0, 0.0), duration_s, r_burst)
         if sysm.n_background > 0:  # saturated background keeps the buffer full: immediate drop
             t1 = 0.0
         else:
@@ -216,7 +146,7 @@ def closed_form_burst(system: TransientSystem, *, duration_s: float | None = Non
         j = int(np.argmax(np.where(new, growth, -math.inf))) - sysm.n_background
         g = float(growth[sysm.n_background + j])
         ai = float(a[sysm.n_background + j])
-        return _finish(BurstResult("closed-form", "cs", t1, j, g * t1, ai * t1, tot), duration_s, r_burst)
+        return finish_result(BurstResult("closed-form", "cs", t1, j, g * t1, ai * t1, tot), duration_s, r_burst)
 
     old = ~new
     tol = 1e-9 * B
@@ -259,8 +189,8 @@ def closed_form_burst(system: TransientSystem, *, duration_s: float | None = Non
                 break
     if math.isinf(t1):
         case = "never" if applies else case
-        return _finish(BurstResult("closed-form", case, math.inf, None, 0.0, 0.0, x, applies, reason), duration_s, r_burst)
-    return _finish(
+        return finish_result(BurstResult("closed-form", case, math.inf, None, 0.0, 0.0, x, applies, reason), duration_s, r_burst)
+    return finish_result(
         BurstResult("closed-form", case, t1, j, g * t1, float(a[i_new]) * t1, x, applies, reason), duration_s,
         float(a[i_new]))
 
@@ -455,7 +385,5 @@ def burst_tolerance(
     if method == "closed-form":
         return closed_form_burst(system, duration_s=duration_s)
     if method == "integrator":
-        from .integrator import integrate_burst
-
         return integrate_burst(system, duration_s=duration_s)
     raise ValueError(f"method={method!r} is not supported; allowed: closed-form, integrator")

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from .burst import BurstResult, TransientSystem, _finish
 from .model import check_positive
+from .transient import BurstResult, TransientSystem, finish_result
 
 
 def _remaining_after_step(B: float, om: np.ndarray, qp: np.ndarray, cap: np.ndarray) -> tuple[float, np.ndarray]:
@@ -165,7 +165,7 @@ def integrate_burst(
     if hit_t is None:
         res = BurstResult("integrator", "never" if duration_s is None else case, math.inf, None, 0.0, 0.0, qdot,
                           trace=trace)
-        return _finish(res, duration_s, r_burst)
+        return finish_result(res, duration_s, r_burst)
     idx_new = np.flatnonzero(new)
     # the burst queue that drops first: the one closest to its threshold
     if cs:
@@ -175,4 +175,4 @@ def integrate_burst(
         j = int(np.argmin(gap))
     i = int(idx_new[j])
     res = BurstResult("integrator", case, hit_t, j, float(q[i]), float(a[i]) * hit_t, qdot, trace=trace)
-    return _finish(res, duration_s, float(a[i]))
+    return finish_result(res, duration_s, float(a[i]))

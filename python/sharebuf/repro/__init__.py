@@ -89,7 +89,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     import pandas as pd
 
     from . import analytic, report, verdict
-    from ..sweep import run_key, run_many
+    from ..executor import run_key, run_many
     from .metrics import validate_metric
     from .spec import points
 

@@ -59,7 +59,7 @@ _NAMES = {
 def groups(profile: str) -> Dict[str, Tuple[str, ...]]:
     """The ablation groups of ``profile`` (name -> its keys), in the profile's key order; every
     key of the profile is in exactly one group."""
-    from ..config import PROFILES
+    from ..scenario.profiles import PROFILES
 
     if profile not in PROFILES:
         raise ScenarioError(f"profile {profile!r}: no such profile; allowed: {', '.join(PROFILES)}")
@@ -114,8 +114,8 @@ def variant_scenario(d: dict, v: Variant) -> dict:
     """Run ``d`` (a scenario dict with a profile) under variant ``v``: the keys the profile sets
     on this run that ``v`` keeps, written explicitly under ``profile = "none"``. Identical to
     ``d`` when ``v`` keeps every key that applies (and to the ``none`` run when it keeps none)."""
-    from ..config import apply_profile, profile_key
-    from ..sweep import set_path
+    from ..scenario.overrides import set_path
+    from ..scenario.profiles import apply_profile, profile_key
 
     if v.keys is None:
         return d
@@ -160,7 +160,7 @@ def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", 
     from . import _select, claims as claims_mod, point_rows
     from .report import series_table
     from .spec import SCALES, points
-    from ..sweep import run_key, run_many
+    from ..executor import run_key, run_many
 
     if scale not in SCALES:
         raise ScenarioError(f"--scale {scale!r}: allowed: {', '.join(SCALES)}")

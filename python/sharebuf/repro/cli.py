@@ -28,7 +28,7 @@ def _cmd_repro(args) -> int:
     from rich.console import Console
 
     from . import list_figures, reproduce, report
-    from ..sweep import parse_sets, parse_values
+    from ..scenario.overrides import parse_sets, parse_values
 
     if args.ids == ["list"]:
         return _cmd_list(args)
@@ -75,7 +75,7 @@ def _cmd_ablate(args) -> int:
         raise ScenarioError("repro ablate: --set, --topology and --ray are not supported (the ablation varies the profile only)")
     seeds = None
     if args.seeds:
-        from ..sweep import parse_values
+        from ..scenario.overrides import parse_values
 
         seeds = parse_values(args.seeds)
         if not all(isinstance(x, int) and x >= 0 for x in seeds):
@@ -113,7 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", action="append", help="ablate: only these profile groups or keys (default: every group)")
     p.add_argument("--dry-run", action="store_true", help="ablate: print how many runs it needs (and has) and stop")
     p.add_argument("--no-add-one", action="store_true", help="ablate: leave-one-out variants only (no 'only this key on' runs)")
-    from ..sweep import add_set_argument
+    from ..scenario.overrides import add_set_argument
 
     add_set_argument(p)  # applied to every run of the figures, after the spec's own keys
     p.set_defaults(func=_cmd_repro)

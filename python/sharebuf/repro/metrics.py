@@ -80,7 +80,7 @@ def _select(classes: Dict[str, object], df, parts) -> object:
 
 
 def _leaf_spine(scenario: dict):
-    from ..config import LeafSpine
+    from ..scenario.topology import LeafSpine
 
     t = scenario.get("topology", {})
     if t.get("kind", "leaf_spine") != "leaf_spine":

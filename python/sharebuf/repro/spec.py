@@ -327,8 +327,9 @@ def _order(fid: str):
 
 def points(spec: FigureSpec, scale: str, seeds: Optional[List[int]] = None, overrides: Optional[Dict[str, Any]] = None):
     """The runs of a packet figure: a list of (series name, x, seed, scenario dict)."""
-    from ..config import load_scenario, strip_profile_keys
-    from ..sweep import set_path
+    from ..scenario.load import load_scenario
+    from ..scenario.overrides import set_path
+    from ..scenario.profiles import strip_profile_keys
 
     if scale not in SCALES:
         raise ScenarioError(f"--scale {scale!r}: allowed: {', '.join(SCALES)}")

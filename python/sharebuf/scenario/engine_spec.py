@@ -1,0 +1,174 @@
+"""Resolution: a validated scenario as the engine spec the Rust core runs (integer ps, bit/s,
+bytes), one function per part: the run's times, the topology, the switch and its scheme, the
+host NICs, the transport, the workloads (:mod:`.workload_spec`) and the output.
+
+The spec's key order is part of its hash (provenance, content-addressed runs, the golden
+digests): each function builds its dict in one fixed order.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from ..errors import ScenarioError, did_you_mean
+from .messages import check_finite, show_value
+from .model import Scenario
+from .workload_spec import workloads
+from .topology import FatTree, LeafSpine, Star
+from .units import PS_PER_MS, U64_MAX, bps, ms, us
+
+
+def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) -> dict:
+    """Turn a validated scenario into the engine spec (integer ps, bps, bytes). ``schemes``:
+    Python scheme classes by name (``sharebuf.run(..., schemes=)``), allowed as ``switch.bm.scheme``
+    besides the built-in ones and ``"python"`` (docs/schemes/python.md)."""
+    from .. import _core
+
+    check_names(sc, schemes, _core.schemes(), _core.congestion_controls())
+    sw = switch(sc, base)
+    wl = workloads(sc, base, sw["buffer_bytes"], _core.congestion_controls())
+    nic = host(sc, sw["ecn_k_bytes"])
+    max_ps, arrivals_ps = run_times(sc)
+    spec = dict(seed=sc.seed, max_ps=max_ps, arrivals_until_ps=arrivals_ps, topology=topology(sc.topology), switch=sw,
+                host=nic, transport=transport(sc), workloads=wl, output=output(sc))
+    check_u64(spec)
+    if sc.debug.check_invariants:
+        # Only when on: a default scenario's engine spec (and its hash) stays as it was.
+        spec["debug"] = dict(check_invariants=True)
+    return spec
+
+
+def check_names(sc: Scenario, schemes: Optional[Dict[str, Any]], builtin: Sequence[str], ccs: Sequence[str]) -> None:
+    """The scheme and the congestion control exist; their free-form parameters are finite."""
+    from ..schemes import PYTHON, is_python_scheme
+
+    bm = sc.switch.bm
+    if not is_python_scheme(bm.scheme, schemes) and bm.scheme not in builtin:
+        allowed = [*builtin, PYTHON, *(schemes or {})]
+        raise ScenarioError(f"switch.bm.scheme = '{bm.scheme}': unknown scheme{did_you_mean(bm.scheme, allowed)}; "
+                            f"allowed: {', '.join(allowed)}")
+    if sc.transport.cc not in ccs:
+        raise ScenarioError(f"transport.cc = '{sc.transport.cc}': unknown congestion control{did_you_mean(sc.transport.cc, ccs)}; "
+                            f"allowed: {', '.join(ccs)}")
+    check_finite(bm.model_extra or {}, "switch.bm")
+    check_finite(sc.transport.cc_params, "transport.cc_params")
+
+
+def run_times(sc: Scenario) -> tuple:
+    """The horizon and the end of arrivals, in ps, within the engine's 64-bit clock."""
+    arrivals_ms = sc.max_ms if sc.arrivals_until_ms is None else sc.arrivals_until_ms
+    if ms(sc.max_ms) > U64_MAX or ms(arrivals_ms) > U64_MAX:
+        key, v = ("max_ms", sc.max_ms) if ms(sc.max_ms) > U64_MAX else ("arrivals_until_ms", arrivals_ms)
+        raise ScenarioError(f"{key} = {show_value(v)}: beyond the engine's clock (64-bit picoseconds); allowed: <= {U64_MAX / PS_PER_MS:,.0f} ms")
+    return ms(sc.max_ms), ms(arrivals_ms)
+
+
+def topology(topo) -> dict:
+    if isinstance(topo, LeafSpine):
+        return dict(kind="leaf_spine", leaves=topo.leaves, spines=topo.spines, servers_per_leaf=topo.servers_per_leaf,
+                    links_per_leaf_spine=topo.links_per_leaf_spine, host_link_bps=bps(topo.host_link_gbps),
+                    fabric_link_bps=bps(topo.fabric_gbps()), link_delay_ps=us(topo.link_delay_us), ecmp_hash=topo.ecmp_hash)
+    if isinstance(topo, Star):
+        return dict(kind="star", hosts=topo.hosts, link_bps=bps(topo.link_gbps), link_delay_ps=us(topo.link_delay_us))
+    assert isinstance(topo, FatTree)
+    d, ea, ac = topo.delays_us()
+    return dict(kind="fat_tree", k=topo.k, hosts_per_edge=topo.hpe, host_link_bps=bps(topo.host_link_gbps),
+                edge_agg_link_bps=bps(topo.ea_gbps()), agg_core_link_bps=bps(topo.ac_gbps()),
+                host_link_delay_ps=us(d), edge_agg_link_delay_ps=us(ea), agg_core_link_delay_ps=us(ac),
+                ecmp_hash=topo.ecmp_hash)
+
+
+def switch(sc: Scenario, base: Path) -> dict:
+    """The switch: its buffer (given, or sized per port and Gbps), queues, ECN and scheme."""
+    sw = sc.switch
+    if (sw.buffer_bytes is None) == (sw.buffer_kb_per_port_per_gbps is None):
+        raise ScenarioError("switch: give exactly one of buffer_bytes or buffer_kb_per_port_per_gbps")
+    buffer_bytes = sw.buffer_bytes or int(sw.buffer_kb_per_port_per_gbps * 1024 * sc.topology.leaf_port_gbps())
+    ecn = sw.ecn_k_bytes
+    ecn = [] if ecn is None else ([ecn] if isinstance(ecn, int) else list(ecn))
+    return dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
+                drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
+                device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=scheme(sc, base))
+
+
+def scheme(sc: Scenario, base: Path) -> dict:
+    """``[switch.bm]``: the scheme and its parameters; a Python scheme's module by its path and content."""
+    from ..schemes import PYTHON, local_module
+
+    bm = sc.switch.bm
+    params = {k: v for k, v in (bm.model_extra or {}).items()}
+    mod = None
+    if bm.scheme == PYTHON:
+        # The spec names the module file next to the scenario by its absolute path, as the
+        # resolved scenario.toml does, so that re-running that file gives the same spec.
+        mod = local_module(params.get("class"), base)
+        if mod is not None:
+            params["class"] = f"{mod}:{params['class'].rsplit(':', 1)[1]}"
+    spec = dict(scheme=bm.scheme, params=params)
+    if mod is not None:
+        # The module's content is part of the spec (the engine ignores the key), so a sweep's
+        # content-addressed runs and the provenance spec hash change when the scheme's code does.
+        spec["module_sha256"] = hashlib.sha256(mod.read_bytes()).hexdigest()
+    return spec
+
+
+def host(sc: Scenario, switch_ecn: List[int]) -> dict:
+    """The host NICs: ECN marking ("switch": the switch's smallest threshold), qdisc, device FIFO."""
+    nic_k = sc.host.nic_ecn_k_bytes
+    if nic_k == "switch":
+        nic_k = min(switch_ecn) if switch_ecn else None
+    elif nic_k == "none":
+        nic_k = None
+    return dict(nic_ecn_k_bytes=nic_k, nic_qdisc=sc.host.nic_qdisc, device_queue_packets=sc.host.device_queue_packets)
+
+
+def transport(sc: Scenario) -> dict:
+    """``[transport]``; unscheduled bytes default to one BDP of the longest path."""
+    t, topo = sc.transport, sc.topology
+    unsched = t.unscheduled_bytes
+    if unsched is None:
+        unsched = int(bps(topo.host_link_gbps) * topo.max_base_rtt_us() * 1e-6 / 8)
+    min_rto = us(t.min_rto_us)
+    return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
+                init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
+                initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
+                delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
+                ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
+                max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery)
+
+
+def output(sc: Scenario) -> dict:
+    return dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us))
+
+
+def check_u64(spec: dict) -> None:
+    bad = _out_of_u64(spec)
+    if bad:
+        raise ScenarioError(f"{bad[0]} = {bad[1]} (engine spec): outside the engine's 64-bit range; allowed: 0 .. {U64_MAX} "
+                            f"(picoseconds, bits/s or bytes); check the scenario key it comes from")
+
+
+def _out_of_u64(o: Any, path: str = "") -> Optional[tuple]:
+    """The first integer of the engine spec outside 0 .. 2^64-1 (path, value), or None. Seeds,
+    times in ps, rates in bit/s and sizes in bytes are all unsigned 64-bit in the engine;
+    query ids are the one signed field."""
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("params", "cc_params"):  # free-form scheme / transport parameters: checked by the engine
+                continue
+            r = _out_of_u64(v, f"{path}.{k}" if path else k)
+            if r:
+                return r
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            r = _out_of_u64(v, f"{path}[{i}]")
+            if r:
+                return r
+    elif isinstance(o, int) and not isinstance(o, bool) and (o > U64_MAX or (o < 0 and not path.endswith("query"))):
+        return path, o
+    return None
+
+
+def engine_spec_json(spec: dict) -> str:
+    return json.dumps(spec, separators=(",", ":"))

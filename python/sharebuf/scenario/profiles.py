@@ -1,0 +1,113 @@
+"""Compatibility profiles: named sets of dotted-key defaults applied under a scenario's own
+keys before it is validated (``profile = "ns3dc"``; docs/scenario.md, "Profiles")."""
+
+import copy
+from typing import Any, Dict
+
+from ..errors import ScenarioError
+
+
+#: Named compatibility profiles: dotted-key defaults applied under the user's own keys (a key
+#: the scenario sets itself wins). ``profile = "none"`` (or no profile) is sharebuf's defaults.
+#: docs/scenario.md ("Profiles") and docs/validation.md give each setting's reason.
+PROFILES: Dict[str, Dict[str, Any]] = {
+    # The ABM/Reverie/Credence authors' ns-3.39 fork (inet-tub/ns3-datacenter, "ns3dc").
+    "ns3dc": {
+        "topology.ecmp_hash": "same",                # ns-3 global routing: one hash at every switch
+        "switch.device_queue_packets": 100,          # PointToPointNetDevice DropTailQueue 100p below each queue disc
+        "switch.buffer_accounting": "ip_payload",    # queue discs count 1432 B / 32 B, not 1454 / 54
+        "transport.max_rto_us": 60e6,                # ns-3 TcpSocketBase MaxRto 60 s
+        "host.nic_qdisc": "fq_codel",                # ns-3's default root queue disc on the servers
+        "host.device_queue_packets": 100,            # their PointToPointNetDevice queue, 100 p
+        "transport.recovery": "prr",                 # ns-3.39 TcpPrrRecovery (RFC 6937) over SACK
+        "transport.timestamp_tick_us": 1000,         # ns-3 TCP timestamps count whole ms: RTT samples at
+                                                     # datacenter RTTs read 1 µs, so HyStart's ack train fires
+                                                     # at 16 segments (docs/transports/cubic.md)
+        # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
+        # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):
+        "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
+        "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
+    },
+}
+
+
+#: Profile keys under this prefix are Cubic's parameters: applied to transport.cc_params when transport.cc is
+#: one of these, and to the cc_params of every workload whose own cc is.
+CC_PARAMS_PREFIX = "transport.cc_params."
+CC_PARAMS_FOR = ("cubic",)
+
+
+def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
+    """Apply ``data["profile"]``'s dotted-key defaults under the scenario's own keys.
+
+    Returns a new dict and the settings the profile made (dotted key -> value); keys the
+    scenario sets itself are left as they are and are not listed.
+    """
+    name = data.get("profile")
+    if name is None or name == "none":
+        return data, {}
+    if not isinstance(name, str) or name not in PROFILES:
+        raise ScenarioError(f"profile = {name!r}: unknown profile; allowed: {', '.join(['none', *PROFILES])}")
+    out = copy.deepcopy(data)
+    applied: Dict[str, Any] = {}
+    tr = out.get("transport")
+    cc = tr.get("cc", "newreno") if isinstance(tr, dict) else "newreno"
+    for dotted, value in PROFILES[name].items():
+        if dotted.startswith(CC_PARAMS_PREFIX) and cc not in CC_PARAMS_FOR:
+            continue  # a congestion control's own parameters: only for that one (Cubic)
+        *path, leaf = dotted.split(".")
+        d = out
+        for part in path:
+            nxt = d.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ScenarioError(f"{'.'.join(path)}: expected a table (profile '{name}' sets {dotted})")
+            d = nxt
+        if leaf not in d:
+            d[leaf] = value
+            applied[dotted] = value
+    # A workload with its own congestion control (workload[i].cc) runs that one with its own
+    # cc_params, not transport's: the profile's parameters for that congestion control go there.
+    for i, w in enumerate(out.get("workload") or []):
+        if not isinstance(w, dict) or w.get("cc") not in CC_PARAMS_FOR:
+            continue
+        params = w.setdefault("cc_params", {})
+        if not isinstance(params, dict):
+            continue  # the workload's own validation names the error
+        for dotted, value in PROFILES[name].items():
+            leaf = dotted[len(CC_PARAMS_PREFIX):] if dotted.startswith(CC_PARAMS_PREFIX) else None
+            if leaf is not None and leaf not in params:
+                params[leaf] = value
+                applied[f"workload[{i}].cc_params.{leaf}"] = value
+    return out, applied
+
+
+def profile_key(applied_key: str) -> str:
+    """The profile's own key behind a key :func:`apply_profile` reports: ``workload[i].cc_params.X``
+    comes from ``transport.cc_params.X``; every other key is the profile's key itself."""
+    if applied_key.startswith("workload["):
+        return CC_PARAMS_PREFIX + applied_key.split(".cc_params.", 1)[1]
+    return applied_key
+
+
+def strip_profile_keys(sc, d: dict) -> dict:
+    """Remove from ``d`` (a dump of ``sc``) every key a profile may set that the scenario did not
+    set itself, so that a changed ``profile`` (e.g. a sweep over it) applies afresh."""
+    for dotted in {k for table in PROFILES.values() for k in table}:
+        *path, leaf = dotted.split(".")
+        m: Any = sc
+        dd: Any = d
+        for part in path:
+            m = m.get(part) if isinstance(m, dict) else getattr(m, part, None)
+            dd = dd.get(part) if isinstance(dd, dict) else None
+            if m is None or dd is None:
+                break
+        else:
+            own = m if isinstance(m, dict) else getattr(m, "model_fields_set", set())
+            if leaf not in own or dotted in sc._profile_set:
+                dd.pop(leaf, None)
+    for i, w in enumerate(d.get("workload") or []):
+        params = w.get("cc_params") if isinstance(w, dict) else None
+        if isinstance(params, dict):
+            for leaf in [k for k in params if f"workload[{i}].cc_params.{k}" in sc._profile_set]:
+                params.pop(leaf)
+    return d

@@ -1,0 +1,102 @@
+"""The device and run sections of a scenario: ``[switch]`` (with ``[switch.bm]``, the buffer
+manager), ``[host]``, ``[transport]``, ``[output]``, ``[debug]`` and the ``[recorded]`` table
+sharebuf writes into a run's scenario.toml."""
+
+from typing import Annotated, Any, Dict, List, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .fields import NonNegFloat, NotBool, PosFloat, Priority, Section, empty_dict
+
+
+class BmSection(BaseModel):
+    """``[switch.bm]``: ``scheme`` plus the scheme's own parameters (see docs/schemes/)."""
+
+    model_config = ConfigDict(extra="allow")
+    scheme: str = "dt"
+
+
+class SwitchSection(Section):
+    #: Shared buffer per switch. Give this or buffer_kb_per_port_per_gbps.
+    buffer_bytes: Optional[Annotated[int, NotBool, Field(gt=0)]] = None
+    #: Buffer sized like a Trident2 (9.6 KB per port per Gbps), summed over a leaf's ports.
+    buffer_kb_per_port_per_gbps: Optional[PosFloat] = None
+    queues_per_port: Annotated[int, NotBool, Field(ge=1, le=8)] = 1
+    scheduler: Literal["sp", "rr", "drr"] = "rr"
+    drr_weights: Optional[List[Annotated[int, NotBool, Field(ge=1)]]] = None
+    drr_quantum_bytes: Annotated[int, NotBool, Field(ge=1)] = 1500
+    #: ECN step-marking threshold per queue (one value, or one per queue); omit for none.
+    ecn_k_bytes: Optional[Union[Annotated[int, NotBool, Field(ge=0)], List[Annotated[int, NotBool, Field(ge=0)]]]] = None
+    #: Per-port device FIFO (packets) below the buffer manager, outside the shared buffer, as
+    #: ns-3's PointToPointNetDevice queue (100 p by default there); 0: none.
+    device_queue_packets: Annotated[int, NotBool, Field(ge=0, le=100_000)] = 0
+    #: "wire": payload + headers; "ip_payload": wire minus point-to-point (2 B) and IPv4 (20 B)
+    #: headers, as ns-3 queue discs count (1432 B per 1400 B segment with timestamps, 32 B per ACK).
+    buffer_accounting: Literal["wire", "ip_payload"] = "wire"
+    bm: BmSection = Field(default_factory=BmSection)
+
+
+class HostSection(Section):
+    #: ECN step marking at the host NIC queue (as ns-3 with RED on host NICs). Default
+    #: "switch": the switch's (smallest) ecn_k_bytes when the switch marks, else none;
+    #: "none": never mark; or a threshold in bytes.
+    nic_ecn_k_bytes: Union[Annotated[int, NotBool, Field(ge=0)], Literal["switch", "none"]] = "switch"
+    #: Host NIC queue discipline: "fifo" (unbounded) or "fq_codel" (RFC 8290 over RFC 8289 CoDel
+    #: with ns-3.39's defaults: ns-3's default root queue disc on a host).
+    nic_qdisc: Literal["fifo", "fq_codel"] = "fifo"
+    #: Device FIFO (packets) below the host NIC's queue discipline (ns-3: 100); 0: none.
+    device_queue_packets: Annotated[int, NotBool, Field(ge=0, le=100_000)] = 0
+
+
+class TransportSection(Section):
+    cc: str = "newreno"
+    cc_params: Dict[str, Any] = Field(default_factory=empty_dict)
+    mss_bytes: Annotated[int, NotBool, Field(ge=1, le=65000)] = 1448
+    header_bytes: Annotated[int, NotBool, Field(ge=0, le=1000)] = 54
+    init_cwnd_packets: Annotated[int, NotBool, Field(ge=1)] = 10
+    min_rto_us: PosFloat = 10_000.0
+    #: RTO before the first RTT sample (default: min_rto_us).
+    initial_rto_us: Optional[PosFloat] = None
+    max_rto_us: PosFloat = 1_000_000.0
+    handshake: bool = True
+    delayed_ack_packets: Annotated[int, NotBool, Field(ge=1)] = 1
+    delayed_ack_timeout_us: PosFloat = 200.0
+    ack_priority: Priority = 0
+    #: First bytes of each flow tagged unscheduled (default: one BDP of the longest path).
+    unscheduled_bytes: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
+    unscheduled_acks: bool = True
+    #: Selective acknowledgments with RFC 6675 loss recovery (ns-3 and the ABM code use SACK);
+    #: false: NewReno recovery (RFC 6582).
+    sack: bool = True
+    #: RTT samples from RFC 7323 timestamps on a clock of this tick (0: exact send times).
+    #: ns-3 (and so ns3dc, which enables timestamps) ticks in 1 ms: 1000; a zero tick
+    #: difference counts as 1 us there.
+    timestamp_tick_us: Annotated[float, NotBool, Field(ge=0)] = 0.0
+    #: SACK loss recovery: "rfc6675" (cwnd = ssthresh during recovery) or "prr" (Proportional
+    #: Rate Reduction, RFC 6937, slow-start reduction bound; ns-3.39's default). Needs sack.
+    recovery: Literal["rfc6675", "prr"] = "rfc6675"
+
+
+
+
+class OutputSection(Section):
+    #: Sampling period of each switch's buffer occupancy (0: off).
+    buffer_sample_us: NonNegFloat = 100.0
+    #: Sampling period of every queue's occupancy (0 or omitted: off; it can be large).
+    queue_sample_us: NonNegFloat = 0.0
+
+
+class DebugSection(Section):
+    #: Check the engine's invariants (conservation of packets and bytes, buffer accounting,
+    #: empty pools after the drain, no event in the past) at every sample tick and at the end
+    #: of the run; a violation stops the run with a message naming it. Debug builds always check.
+    check_invariants: bool = False
+
+
+
+class Recorded(Section):
+    """``[recorded]``: what made a run's scenario.toml (provenance.resolved_scenario)."""
+
+    sharebuf_version: Optional[str] = None
+    #: Input file (absolute path) -> its sha256 when recorded.
+    inputs: Dict[str, str] = Field(default_factory=empty_dict)
