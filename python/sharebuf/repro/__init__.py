@@ -5,11 +5,14 @@
 >>> repro.reproduce(["abm-fig7"], out="figs", scale="quick")
 
 Each figure is one declarative spec (``repro/figures/<id>.toml``, see :mod:`.spec`). Packet
-simulations run content-addressed (:func:`sharebuf.sweep.run_many`) under ``DIR/runs/run-<hash>/``; ``DIR/points.parquet``
-holds one row per run (figure, series, x, seed, metrics, wall time), ``DIR/<id>.png|pdf`` the
-figure laid out like the paper's, ``DIR/claims.json|md`` every claim with the paper's value, the
-measured value, the rule and whether it holds (on the mean over seeds; with several seeds also how
-many seeds it holds in alone and the value each seed measures).
+simulations run content-addressed (:func:`sharebuf.executor.run_many`) under ``DIR/runs/run-<hash>/``.
+``DIR/points.parquet`` holds one row per run (figure, series, x, seed, metrics, wall time;
+``pooled`` false) and one per point (``pooled`` true, ``seed`` null, ``seeds`` runs): tails and
+timeout fractions on the flows of all seeds pooled, other metrics averaged (:mod:`.samples`).
+``DIR/<id>.png|pdf`` is the figure laid out like the paper's (pooled lines, a band for the seed
+spread); ``DIR/claims.json|md`` every claim with the paper's value, the measured value with its
+95% interval, the verdict — holds, fails or inconclusive (:mod:`.verdict`) —, each seed alone,
+what it rests on, and the authors' simulator where a side-by-side run exists (:mod:`.ns3dc`).
 """
 
 from __future__ import annotations

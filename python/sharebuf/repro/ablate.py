@@ -9,7 +9,7 @@ series at its x values, the figure's seeds) under several *variants* of the figu
 * ``+G`` (add-one): sharebuf's defaults with only group G of the profile on.
 
 A group is one profile key, or keys that only make sense together (:data:`GROUPS`). A variant is
-built from the keys :func:`sharebuf.config.apply_profile` would set on each run (the scenario's own
+built from the keys :func:`sharebuf.scenario.profiles.apply_profile` would set on each run (the scenario's own
 keys win; Cubic's parameters only with ``transport.cc = "cubic"``), written explicitly under
 ``profile = "none"``: a group that does not apply to a run leaves that run identical to ``full``
 (or ``none``), so it is not run again. Runs are content-addressed under ``DIR/runs`` as for
