@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Do two renders on disjoint seeds give the same verdicts?
+
+    python bench/verdict_stability.py A/claims.json B/claims.json [--out results/verdict_stability.md]
+
+A and B are ``sharebuf repro all`` outputs of the same scale on different seeds (e.g. 1-5 and
+6-10). Prints, per paper, how many claims get the same verdict (holds / fails / inconclusive)
+in both, and lists every claim that differs with both measured values and intervals. A claim that
+holds in one and is inconclusive in the other sits at its bound; one that holds in one and fails
+in the other means the interval is too narrow for that claim's noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:.3g}" if isinstance(v, (int, float)) else str(v)
+
+
+def _iv(c: dict) -> str:
+    lo, hi = (c.get("interval") or [None, None])
+    return f"{_fmt(c.get('measured'))} [{_fmt(lo)}, {_fmt(hi)}]"
+
+
+def compare(a: dict, b: dict):
+    same, rows = {}, []
+    for fid in a:
+        if fid not in b:
+            continue
+        paper = fid.split("-")[0].upper()
+        cb = {c["id"]: c for c in b[fid]["claims"]}
+        for c in a[fid]["claims"]:
+            d = cb.get(c["id"])
+            if d is None:
+                continue
+            va, vb = c.get("verdict"), d.get("verdict")
+            s, n = same.get(paper, (0, 0))
+            same[paper] = (s + (va == vb), n + 1)
+            if va != vb:
+                rows.append((fid, c["id"], va, _iv(c), vb, _iv(d), c.get("rule", "")))
+    return same, rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", type=Path)
+    ap.add_argument("b", type=Path)
+    ap.add_argument("--out", type=Path, default=None, help="also write the report as markdown")
+    args = ap.parse_args()
+    a, b = (json.loads(p.read_text()) for p in (args.a, args.b))
+    same, rows = compare(a, b)
+    tot_s, tot_n = sum(s for s, _ in same.values()), sum(n for _, n in same.values())
+    sa = ",".join(str(s) for s in next(iter(a.values()))["seeds"]) if a else ""
+    sb = ",".join(str(s) for s in next(iter(b.values()))["seeds"]) if b else ""
+    lines = [f"# Verdict stability: seeds {sa} vs {sb}", "",
+             f"Same verdict for **{tot_s} of {tot_n}** claims ({100 * tot_s / max(tot_n, 1):.1f}%).", "",
+             "| paper | same verdict |", "|---|---|"]
+    lines += [f"| {p} | {s} / {n} |" for p, (s, n) in same.items()] + [""]
+    if rows:
+        lines += [f"| figure | claim | seeds {sa} | measured [interval] | seeds {sb} | measured [interval] | rule |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {f} | {c} | {va} | {ia} | {vb} | {ib} | {r} |" for f, c, va, ia, vb, ib, r in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
