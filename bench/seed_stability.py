@@ -1,7 +1,7 @@
 """Which reproduced verdicts survive another seed: re-run the figures whose claims sit near their
 bound with several seeds, and tabulate each claim's verdict per seed.
 
-    nice python bench/seed_stability.py /work/rq-s5c/claims.json --out seeds-out [--margin 0.15]
+    nice python bench/seed_stability.py DIR/claims.json --out seeds-out [--margin 0.15]
         [--seeds 1,2,3] [--scale quick] [--jobs 2] [--max-cpu-min 40] [--dry-run] [--md FILE]
 
 1. Reads a claims.json written by ``sharebuf repro`` and lists the claims whose measured value lies
