@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TOML = HERE / "leafspine-dctcp.toml"
-DCBENCH_SRC = Path(os.environ.get("DCBENCH_SRC", "/work/shared/bench/ns3"))
+DCBENCH_SRC = Path(os.environ.get("DCBENCH_SRC", HERE.parents[2] / "shared" / "bench" / "ns3"))  # ../shared beside the checkout
 NS3_BUILD = Path(os.environ.get("NS3_BUILD", "/tmp/ns3build"))
 
 SMALL, LARGE = 100_000, 1_000_000  # summarize.py buckets: <100KB, 100KB-1MB, >=1MB
