@@ -117,9 +117,13 @@ def write_docs(out: Path, scale: str, doc: Path) -> None:
              "timeouts set.", "",
              f"Claims: **{report._counts_md(k)}** of {sum(k.values())}. Rendered on {m.get('date', '?')} at commit "
              f"{m.get('commit', '?')} on {m.get('cores', '?')} cores ({m.get('cpu', '?')}); seeds: "
-             f"{rec.get('seeds') or 'each figure’s ' + scale + '-scale seeds (below)'}; wall time "
-             f"{sum(walls.values()) / 60:.1f} min.", ""]
-    lines += report.paper_table(allc, specs, walls if walls else None) + [""]
+             f"{rec.get('seeds') or 'each figure’s ' + scale + '-scale seeds (below)'}"
+             + (f"; wall time {(sum(walls.values()) or rec.get('total_wall_s', 0)) / 60:.1f} min"
+               if walls or rec.get("total_wall_s") else "") + ".", ""]
+    import pandas as pd
+
+    cpu = report.cpu_by_paper(pd.read_parquet(out / "points.parquet"), {f: specs[f] for f in allc})
+    lines += report.paper_table(allc, specs, walls or None, cpu) + [""]
     for fid, f in allc.items():
         lines += [x.replace(f"]({fid}.png)", f"]({imgdir}/{fid}.png)") for x in report._figure_md(fid, f, specs.get(fid), image=True)]
     doc.write_text("\n".join(lines) + "\n")

@@ -249,16 +249,37 @@ def index_md(allc: dict, specs: Dict[str, FigureSpec], wall_s: float, scale: str
     return "\n".join(lines) + "\n"
 
 
-def paper_table(allc: dict, specs: Dict[str, FigureSpec], wall_by_paper: Optional[Dict[str, float]] = None) -> list:
-    """Claims holding / failing / inconclusive per paper (and the wall time per paper, if given)."""
+def paper_table(allc: dict, specs: Dict[str, FigureSpec], wall_by_paper: Optional[Dict[str, float]] = None,
+                cpu_by_paper: Optional[Dict[str, float]] = None) -> list:
+    """Claims holding / failing / inconclusive per paper, with the wall time of each paper's
+    command and the CPU time of its runs (each distinct run counted once), when given."""
     per: Dict[str, list] = {}
     for fid, f in allc.items():
         per.setdefault(specs[fid].paper if fid in specs else "?", []).extend(f["claims"])
-    wall = wall_by_paper is not None
-    lines = ["| paper | claims | hold | fail | inconclusive |" + (" wall time |" if wall else ""),
-             "|---|---|---|---|---|" + ("---|" if wall else "")]
+    wall, cpu = bool(wall_by_paper), bool(cpu_by_paper)
+    lines = ["| paper | claims | hold | fail | inconclusive |" + (" wall time |" if wall else "") + (" CPU time of its runs |" if cpu else ""),
+             "|---|---|---|---|---|" + ("---|" if wall else "") + ("---|" if cpu else "")]
     for p, cl in per.items():
         k = _counts(cl)
         lines.append(f"| {p} | {len(cl)} | {k['holds']} | {k['fails']} | {k['inconclusive']} |"
-                     + (f" {wall_by_paper.get(p, 0) / 60:.1f} min |" if wall else ""))
+                     + (f" {_duration(wall_by_paper.get(p, 0))} |" if wall else "")
+                     + (f" {_duration(cpu_by_paper.get(p, 0))} |" if cpu else ""))
     return lines
+
+
+def _duration(s: float) -> str:
+    return f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def cpu_by_paper(points, specs: Dict[str, FigureSpec]) -> Dict[str, float]:
+    """CPU seconds of the distinct runs behind each paper's figures (points.parquet's per-run
+    rows; a run two papers share counts with the first)."""
+    seen, out = set(), {}
+    rows = points[~points["pooled"].fillna(False).astype(bool)] if "pooled" in points.columns else points
+    for fid in specs:
+        g = rows[(rows.figure == fid) & (rows.run != "")].drop_duplicates("run")
+        g = g[~g.run.isin(seen)]
+        seen |= set(g.run)
+        p = specs[fid].paper
+        out[p] = out.get(p, 0.0) + float(g.wall_s.sum())
+    return out
