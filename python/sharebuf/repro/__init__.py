@@ -154,7 +154,7 @@ def reproduce(ids: Sequence[str], out, *, scale: str = "quick", seeds: Optional[
     cfile = out / "claims.json"
     allc = json.loads(cfile.read_text()) if cfile.exists() else {}
     for s in specs:
-        allc[s.id] = dict(scale=scale, seeds=seeds or s.scale(scale).seeds, claims=results[s.id])
+        allc[s.id] = dict(scale=scale, seeds=(seeds or s.scale(scale).seeds) if s.simulated else [], claims=results[s.id])
     _atomic_write(cfile, lambda tmp: Path(tmp).write_text(json.dumps(_clean(allc), indent=2) + "\n"))
     _atomic_write(out / "claims.md", lambda tmp: Path(tmp).write_text(report.claims_md(allc, load_specs())))
     return results

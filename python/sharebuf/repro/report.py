@@ -197,8 +197,8 @@ def _figure_md(fid: str, f: dict, spec, image: bool) -> list:
     title = f"{spec.paper} {spec.figure}: {spec.title}" if spec else fid
     per_seed = any("seeds_total" in c for c in f["claims"])
     has_ns3dc = any("ns3dc" in c for c in f["claims"])
-    lines = [f"## {fid} — {title}", "", f"{spec.description if spec else ''} Scale `{f['scale']}`, seeds {f['seeds']}; "
-             f"claims: {_counts_md(_counts(f['claims']))}.", ""]
+    runs = f"Scale `{f['scale']}`, seeds {f['seeds']}" if f.get("seeds") else "Deterministic (no seeds)"
+    lines = [f"## {fid} — {title}", "", f"{spec.description if spec else ''} {runs}; claims: {_counts_md(_counts(f['claims']))}.", ""]
     if image:
         lines += [f"![{fid}]({fid}.png)", ""]
     if not f["claims"]:
