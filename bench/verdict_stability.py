@@ -57,10 +57,14 @@ def main() -> int:
     a, b = (json.loads(p.read_text()) for p in (args.a, args.b))
     same, rows = compare(a, b)
     tot_s, tot_n = sum(s for s, _ in same.values()), sum(n for _, n in same.values())
-    sa = ",".join(str(s) for s in next(iter(a.values()))["seeds"]) if a else ""
-    sb = ",".join(str(s) for s in next(iter(b.values()))["seeds"]) if b else ""
+    sa, sb = (",".join(str(s) for s in next((f["seeds"] for f in x.values() if f.get("seeds")), [])) for x in (a, b))
+    kinds = {}
+    for _, _, va, _, vb, _, _ in rows:
+        k = "holds ↔ fails" if {va, vb} == {"holds", "fails"} else f"{'holds' if 'holds' in (va, vb) else 'fails'} ↔ inconclusive"
+        kinds[k] = kinds.get(k, 0) + 1
     lines = [f"# Verdict stability: seeds {sa} vs {sb}", "",
-             f"Same verdict for **{tot_s} of {tot_n}** claims ({100 * tot_s / max(tot_n, 1):.1f}%).", "",
+             f"Same verdict for **{tot_s} of {tot_n}** claims ({100 * tot_s / max(tot_n, 1):.1f}%)."
+             + (" Differences: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + "." if kinds else ""), "",
              "| paper | same verdict |", "|---|---|"]
     lines += [f"| {p} | {s} / {n} |" for p, (s, n) in same.items()] + [""]
     if rows:
