@@ -211,6 +211,34 @@ def test_profile_gives_cubic_ns3_congestion_avoidance():
         sharebuf.run(sc, quiet=True)
 
 
+def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
+    """With transport.cc = "dctcp" the profile sets ns-3.39 TcpDctcp's loss response
+    (loss_ssthresh = "alpha": cwnd (1 - alpha/2) at a loss or a timeout; the arithmetic is checked
+    by cc::dctcp::tests::loss_ssthresh_alpha_follows_ns3_and_half_is_rfc8257) and no Cubic keys;
+    host NICs do not step-mark (ns3dc's servers run FqCoDel). Two DCTCP flows from one host into a
+    K = 10 KB switch: the profile's host NIC marks nothing, sharebuf's default ("switch" K) marks."""
+    sc = star(hosts=3)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp", "init_cwnd_packets": 40}
+    sc["switch"] = {"buffer_bytes": 1_000_000, "ecn_k_bytes": 10_000}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 2, "size_bytes": 200_000, "start_s": 0.0},
+                                                  {"src": 0, "dst": 1, "size_bytes": 200_000, "start_s": 0.0}]}]
+    p = parse_scenario(sc)
+    assert p.transport.cc_params == {"loss_ssthresh": "alpha"}
+    assert p.host.nic_ecn_k_bytes == "none"
+    assert resolve(p, None)["host"]["nic_ecn_k_bytes"] is None
+    prof = sharebuf.run(sc, quiet=True).summary
+    sc["profile"] = "none"
+    assert parse_scenario(sc).transport.cc_params == {}
+    assert resolve(parse_scenario(sc), None)["host"]["nic_ecn_k_bytes"] == 10_000
+    dflt = sharebuf.run(sc, quiet=True).summary
+    assert prof["packets"]["ecn_marked_at_nics"] == 0 < dflt["packets"]["ecn_marked_at_nics"]
+    sc["profile"] = "ns3dc"
+    sc["transport"]["cc_params"] = {"loss_ssthresh": "third"}
+    with pytest.raises(Exception, match=r"loss_ssthresh = 'third': not allowed; allowed: half, alpha"):
+        sharebuf.run(sc, quiet=True)
+
+
 # ----------------------------------------------------------------------------- 5. incast replay
 def test_flows_replay_queries_and_preopened_connections(tmp_path):
     """Explicit query ids and pre-opened connections in `flows` input. A lone pre-opened
