@@ -108,13 +108,19 @@ def cmd_ns3dc(args):
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     csv_path = GRID / "ns3dc_runs.csv"
+    deadline = None
+    if args.until:   # the next HH:MM UTC from now
+        hh, mm = map(int, args.until.split(":"))
+        now = time.time()
+        deadline = now - now % 86400 + hh * 3600 + mm * 60
+        deadline += 86400 if deadline <= now else 0
     for p in points():
         if p.get("external") or (args.points and p["name"] not in args.points.split(",")):
             continue
         for alg, seed in runs_of(p):
             if fct_path(p, alg, seed) is not None:
                 continue
-            if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+            if deadline is not None and time.time() >= deadline:
                 print(f"stopping: it is past {args.until} UTC", flush=True)
                 return
             tag = f"{p['name']}-{alg}-s{seed}"
@@ -169,6 +175,7 @@ def sb_path(variant, p, alg, seed):
 
 def cmd_sharebuf(args):
     import sharebuf
+    from sharebuf.config import cc_param_owner
     for p in points():
         if args.points and p["name"] not in args.points.split(","):
             continue
@@ -183,10 +190,12 @@ def cmd_sharebuf(args):
             ws_csv, inc_csv = ns3dc_flows.write_csvs(flows, start, seed, replay)
             for alg in have:
                 for variant in args.variants.split(","):
+                    prof, keys = VARIANTS[variant]
+                    if any(cc_param_owner(k) not in (None, p["tcp"]) for k in keys):
+                        continue  # another congestion control's parameter
                     dest = sb_path(variant, p, alg, seed)
                     if dest.exists() and not args.force:
                         continue
-                    prof, keys = VARIANTS[variant]
                     out = HERE / "out" / "grid" / variant / p["name"] / f"{alg}-s{seed}"
                     t0 = time.time()
                     sharebuf.run(with_keys(scenario(p, alg, seed, ws_csv, inc_csv), keys), profile=prof,
@@ -211,19 +220,30 @@ def classes_sharebuf(path):
     import pandas as pd
     f = pd.read_parquet(path)
     f = f[f["finished"]]
-    return split(f["fct_s"].to_numpy(), f["size_bytes"].to_numpy(), (f["workload"] == "incast").to_numpy())
+    return split(f["fct_s"].to_numpy(), f["size_bytes"].to_numpy(), (f["workload"] == "incast").to_numpy(),
+                 f["timeouts"].to_numpy() > 0)
 
 
-def split(fct_s, size, inc):
+def split(fct_s, size, inc, timed_out=None):
+    """class -> (slowdowns, timed out). ns3dc's fct files do not say which flows timed out: an FCT of
+    at least the 10 ms minimum RTO above the ideal one is a timeout for incast responses and short
+    flows (no queue holds one for 10 ms: a full 3.9 MB pool drains in 3.1 ms), and it is exactly
+    sharebuf's own count there; a long flow can be that late by sharing alone, so its timeouts are
+    sharebuf's count only (None for ns3dc)."""
     ideal = BASE_RTT_S + size * 8.0 / HOST_BPS
-    sd, rto = fct_s / ideal, fct_s - ideal >= RTO_S
+    sd, late = fct_s / ideal, fct_s - ideal >= RTO_S
     masks = {"incast": inc, "short": ~inc & (size < SHORT_MAX), "long": ~inc & (size >= LONG_MIN)}
-    return {c: (sd[m], rto[m]) for c, m in masks.items()}
+    out = {c: (sd[m], late[m]) for c, m in masks.items()}
+    m = masks["long"]
+    out["long"] = (sd[m], None if timed_out is None else timed_out[m])
+    return out
 
 
 def pooled(paths, loader):
     parts = [loader(x) for x in paths]
-    return {c: (np.concatenate([q[c][0] for q in parts]), np.concatenate([q[c][1] for q in parts])) for c in CLASSES}
+    return {c: (np.concatenate([q[c][0] for q in parts]),
+                None if any(q[c][1] is None for q in parts) else np.concatenate([q[c][1] for q in parts]))
+            for c in CLASSES}
 
 
 def stats(x):
@@ -231,7 +251,7 @@ def stats(x):
     if not len(sd):
         return None
     return {"n": len(sd), "p50": float(np.percentile(sd, 50)), "p99": float(np.percentile(sd, 99)),
-            "rto": float(rto.mean())}
+            "rto": None if rto is None else float(rto.mean())}
 
 
 def within(ns, sb, kind):
@@ -283,7 +303,8 @@ def table(variant):
                     ok = within(n[kind], s[kind], kind)
                     ok_n += bool(ok)
                     tot += ok is not None
-                    fmt = (lambda v: f"{v:.1f}") if kind == "p99" else (lambda v: f"{100 * v:.2f} %")
+                    fmt = (lambda v: "—" if v is None else f"{v:.1f}") if kind == "p99" else \
+                        (lambda v: "n/a" if v is None else f"{100 * v:.2f} %")
                     row.append(f"{fmt(n[kind])} / {fmt(s[kind])}{mark(ok)}")
             if len(p["algs"]) == 2 and c != "long" and all(st[k] for k in st):
                 rn = st[("ns3dc", "abm")]["p99"] / st[("ns3dc", "dt")]["p99"]

@@ -46,6 +46,11 @@ VARIANTS = {
     # one of the two ns-3 Cubic settings alone on top of the profile's other settings
     "profile_clamponly": ("ns3dc", {"transport.cc_params.reno_friendly": True}),
     "profile_nofriendlyonly": ("ns3dc", {"transport.cc_params.cnt_clamp_segments": 0}),
+    # DCTCP (the grid's DCTCP points): the profile without ns-3.39 TcpDctcp's loss response, without
+    # the servers' no-marking NICs, and without both (the profile before them)
+    "profile_dctcphalf": ("ns3dc", {"transport.cc_params.loss_ssthresh": "half"}),
+    "profile_nicmark": ("ns3dc", {"host.nic_ecn_k_bytes": "switch"}),
+    "profile_dctcpbefore": ("ns3dc", {"transport.cc_params.loss_ssthresh": "half", "host.nic_ecn_k_bytes": "switch"}),
 }
 
 
