@@ -107,7 +107,6 @@ def cmd_ns3dc(args):
     ns3 = Path(os.environ.get("NS3") or sys.exit("set NS3 to the ns-3.39 directory of a built ns3dc"))
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    csv_path = GRID / "ns3dc_runs.csv"
     deadline = None
     if args.until:   # the next HH:MM UTC from now
         hh, mm = map(int, args.until.split(":"))
@@ -134,19 +133,25 @@ def cmd_ns3dc(args):
             if rc != 0:
                 print(f"  failed (rc {rc}) after {wall:.0f} s; see {work}/log-{tag}.txt", flush=True)
                 continue
-            out = GRID / p["name"]
-            out.mkdir(parents=True, exist_ok=True)
-            with open(fct, "rb") as fi, gzip.open(out / f"fct-{alg}-s{seed}.txt.gz", "wb", mtime=0) as fo:
-                shutil.copyfileobj(fi, fo)
-            rel = ns3dc_argv(p, alg, seed, f"fct-{alg}-s{seed}.txt", f"tor-{alg}-s{seed}.txt")
-            (out / f"cmd-{alg}-s{seed}.txt").write_text(" ".join(rel) + "\n")
-            new = not csv_path.exists()
-            with csv_path.open("a", newline="") as fh:
-                w = csv.writer(fh)
-                if new:
-                    w.writerow(["point", "alg", "seed", "wall_s"])
-                w.writerow([p["name"], alg, seed, f"{wall:.1f}"])
+            keep(p, alg, seed, fct, wall)
             print(f"  done in {wall:.0f} s", flush=True)
+
+
+def keep(p, alg, seed, fct, wall):
+    """Store a finished ns3dc run: its fct file (gzip), its command line and its wall time."""
+    out = GRID / p["name"]
+    out.mkdir(parents=True, exist_ok=True)
+    with open(fct, "rb") as fi, gzip.GzipFile(out / f"fct-{alg}-s{seed}.txt.gz", "wb", mtime=0) as fo:
+        shutil.copyfileobj(fi, fo)
+    rel = ns3dc_argv(p, alg, seed, f"fct-{alg}-s{seed}.txt", f"tor-{alg}-s{seed}.txt")
+    (out / f"cmd-{alg}-s{seed}.txt").write_text(" ".join(rel) + "\n")
+    csv_path = GRID / "ns3dc_runs.csv"
+    new = not csv_path.exists()
+    with csv_path.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(["point", "alg", "seed", "wall_s"])
+        w.writerow([p["name"], alg, seed, f"{wall:.1f}"])
 
 
 def scenario(p, alg, seed, ws_csv, inc_csv):
