@@ -41,7 +41,7 @@ VARIANTS = {
     "profile_notick": ("ns3dc", {"transport.timestamp_tick_us": 0}),
     "profile_rfc6675": ("ns3dc", {"transport.recovery": "rfc6675"}),
     # the profile with RFC 9438's congestion avoidance instead of ns-3.39 TcpCubic's (its state before
-    # the CntClamp / no-Reno-friendly settings): the "before" of docs/validation.md
+    # the CntClamp / no-Reno-friendly settings): a row of the Cubic table in docs/validation.md
     "profile_rfc9438ca": ("ns3dc", {"transport.cc_params.cnt_clamp_segments": 0, "transport.cc_params.reno_friendly": True}),
     # one of the two ns-3 Cubic settings alone on top of the profile's other settings
     "profile_clamponly": ("ns3dc", {"transport.cc_params.reno_friendly": True}),
