@@ -51,6 +51,9 @@ VARIANTS = {
     "profile_dctcphalf": ("ns3dc", {"transport.cc_params.loss_ssthresh": "half"}),
     "profile_nicmark": ("ns3dc", {"host.nic_ecn_k_bytes": "switch"}),
     "profile_dctcpbefore": ("ns3dc", {"transport.cc_params.loss_ssthresh": "half", "host.nic_ecn_k_bytes": "switch"}),
+    # RED's threshold in ns3dc's bytes (1452 B per full segment, with the IP header) expressed in the
+    # profile's IP-payload bytes (1432 B): 91,000 x 1432 / 1452 = 89,746 B, a mark at 63 packets, not 64
+    "profile_redbytes": ("ns3dc", {"switch.ecn_k_bytes": 89746}),
 }
 
 

@@ -239,6 +239,24 @@ def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
         sharebuf.run(sc, quiet=True)
 
 
+def test_profile_gives_timely_ns3dc_parameters():
+    """With transport.cc = "timely" the profile sets ns3dc's TIMELY (T_low 200 us, AI 100 Mbps, HighAI
+    150 Mbps, one update per RTT; the rate arithmetic is checked by
+    cc::timely::tests::ns3dc_high_ai_counts_increases_of_either_branch), a scenario's own value
+    wins, and no other congestion control gets them."""
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 50}}
+    p = parse_scenario(sc)
+    assert p.transport.cc_params == {"t_low_us": 50, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0}
+    assert "transport.cc_params.t_low_us" not in p.profile_report()["set"]
+    sc["transport"] = {"cc": "powertcp"}
+    assert parse_scenario(sc).transport.cc_params == {}
+    sc["transport"] = {"cc": "timely"}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 100_000, "start_s": 0.0}]}]
+    assert sharebuf.run(sc, quiet=True).summary["flows"]["unfinished"] == 0
+
+
 # ----------------------------------------------------------------------------- 5. incast replay
 def test_flows_replay_queries_and_preopened_connections(tmp_path):
     """Explicit query ids and pre-opened connections in `flows` input. A lone pre-opened
