@@ -54,6 +54,8 @@ VARIANTS = {
     # RED's threshold in ns3dc's bytes (1452 B per full segment, with the IP header) expressed in the
     # profile's IP-payload bytes (1432 B): 91,000 x 1432 / 1452 = 89,746 B, a mark at 63 packets, not 64
     "profile_redbytes": ("ns3dc", {"switch.ecn_k_bytes": 89746}),
+    # incast responses starting with the global initial window (55) instead of size / 1400 + 1
+    "profile_iw55": ("ns3dc", {"transport.preopened_init_cwnd": "transport"}),
 }
 
 

@@ -279,6 +279,9 @@ class TransportSection(Section):
     #: SACK loss recovery: "rfc6675" (cwnd = ssthresh during recovery) or "prr" (Proportional
     #: Rate Reduction, RFC 6937, slow-start reduction bound; ns-3.39's default). Needs sack.
     recovery: Literal["rfc6675", "prr"] = "rfc6675"
+    #: Initial window of a flow on a pre-opened connection (incast responses): "transport"
+    #: (init_cwnd_packets) or "fit" (size // mss + 1 segments, as ns3dc's incast applications).
+    preopened_init_cwnd: Literal["transport", "fit"] = "transport"
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -398,6 +401,7 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # datacenter RTTs read 1 µs, so HyStart's ack train fires
                                                      # at 16 segments (docs/transports/cubic.md)
         # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
+        "transport.preopened_init_cwnd": "fit",      # incast applications: InitialCwnd = size / 1400 + 1
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):
@@ -1075,7 +1079,8 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
                        initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
                        delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
                        ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
-                       max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery),
+                       max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery,
+                       preopened_init_cwnd=t.preopened_init_cwnd),
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )

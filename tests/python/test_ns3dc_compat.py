@@ -239,6 +239,27 @@ def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
         sharebuf.run(sc, quiet=True)
 
 
+def test_profile_fits_preopened_initial_window(tmp_path):
+    """ns3dc's incast responses start with InitialCwnd = size / 1400 + 1 segments (the window
+    arithmetic: transport::tcp::tests::preopened_init_cwnd_fit_is_size_over_mss_plus_one). A lone
+    pre-opened 30 KB response with init_cwnd_packets = 10: one round trip under the profile (21
+    segments in the first window: the FCT of a lone flow with a 22-segment initial window), and
+    sharebuf's own slow start from 10 segments without it (both hand-computed, test_fidelity)."""
+    csv = tmp_path / "incast.csv"
+    csv.write_text("id,src,dst,size_bytes,start_s,priority,query,handshake\n0,0,1,30000,0.0,1,0,false\n")
+    sc = star(hosts=2, delay_us=10.0)
+    sc["transport"] = {"cc": "newreno", "mss_bytes": 1400, "header_bytes": 54, "init_cwnd_packets": 10}
+    sc["workload"] = [{"kind": "flows", "name": "incast", "file": str(csv), "handshake": False}]
+    fct = {}
+    for prof in ("ns3dc", "none"):
+        sc["profile"] = prof
+        fct[prof] = sharebuf.run(sc, quiet=True).flows.fct_s[0]
+    assert parse_scenario({**sc, "profile": "ns3dc"}).transport.preopened_init_cwnd == "fit"
+    assert round(fct["ns3dc"] * 1e12) == lone_flow_fct_ps(30000, 1400, 54, 22, 10**10, 10**7, False)
+    assert round(fct["none"] * 1e12) == lone_flow_fct_ps(30000, 1400, 54, 10, 10**10, 10**7, False)
+    assert fct["none"] > fct["ns3dc"]
+
+
 def test_profile_gives_timely_ns3dc_parameters():
     """With transport.cc = "timely" the profile sets ns3dc's TIMELY (T_low 200 us, AI 100 Mbps, HighAI
     150 Mbps, one update per RTT; the rate arithmetic is checked by

@@ -93,6 +93,15 @@ pub struct TcpFlow {
 impl TcpFlow {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: u32, src: u32, dst: u32, size_bytes: u64, start_ps: Time, prio: u8, handshake: bool, path: PathInfo, cfg: &TransportCfg) -> Self {
+        /// `init_cwnd_packets`, or for a pre-opened connection with `preopened_cwnd_fit`
+        /// size / MSS + 1 segments (integer division, as ns3dc's `flowSize / PACKET_SIZE + 1`).
+        fn init_cwnd_bytes(size: u64, handshake: bool, cfg: &TransportCfg) -> u64 {
+            if cfg.preopened_cwnd_fit && !handshake {
+                (size / cfg.mss_bytes + 1) * cfg.mss_bytes
+            } else {
+                cfg.init_cwnd_packets * cfg.mss_bytes
+            }
+        }
         TcpFlow {
             id,
             src,
@@ -109,7 +118,7 @@ impl TcpFlow {
             recover: NO_RECOVER,
             dupacks: 0,
             in_recovery: false,
-            win: Window { cwnd_bytes: cfg.init_cwnd_packets * cfg.mss_bytes, ssthresh_bytes: u64::MAX, mss_bytes: cfg.mss_bytes, pacing_rate_bps: 0 },
+            win: Window { cwnd_bytes: init_cwnd_bytes(size_bytes, handshake, cfg), ssthresh_bytes: u64::MAX, mss_bytes: cfg.mss_bytes, pacing_rate_bps: 0 },
             cc: None,
             srtt_ps: 0.0,
             rttvar_ps: 0.0,
@@ -773,7 +782,7 @@ pub(crate) mod tests {
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -978,6 +987,21 @@ pub(crate) mod tests {
     /// 10, pipe 13, 12, 11); j = 11: 0; j = 12: pipe = 10 = ssthresh, SSRB, ssthresh − pipe = 0;
     /// j = 13..17: pipe 9, one segment each. When segment 1's retransmission is acknowledged,
     /// recovery ends with cwnd = ssthresh = 10 000.
+    #[test]
+    fn preopened_init_cwnd_fit_is_size_over_mss_plus_one() {
+        // ns3dc's incast applications: InitialCwnd = flowSize / PACKET_SIZE + 1. 92,160 B at 1400 B
+        // -> 66 segments; 15,360 B -> 11; a flow with a handshake keeps init_cwnd_packets (10).
+        let mut c = cfg(1400, true);
+        c.preopened_cwnd_fit = true;
+        let path = PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 };
+        let cw = |size: u64, hs: bool, c: &TransportCfg| TcpFlow::new(0, 0, 1, size, 0, 0, hs, path, c).win.cwnd_bytes;
+        assert_eq!(cw(92_160, false, &c), 66 * 1400);
+        assert_eq!(cw(15_360, false, &c), 11 * 1400);
+        assert_eq!(cw(92_160, true, &c), 10 * 1400);
+        c.preopened_cwnd_fit = false;
+        assert_eq!(cw(92_160, false, &c), 10 * 1400);
+    }
+
     #[test]
     fn prr_sends_as_rfc6937_on_a_hand_made_loss() {
         let mut h = first_segment_lost(true);
