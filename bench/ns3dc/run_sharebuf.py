@@ -56,6 +56,8 @@ VARIANTS = {
     "profile_redbytes": ("ns3dc", {"switch.ecn_k_bytes": 89746}),
     # incast responses starting with the global initial window (55) instead of size / 1400 + 1
     "profile_iw55": ("ns3dc", {"transport.preopened_init_cwnd": "transport"}),
+    # lost retransmissions detected from later SACKs (sharebuf's default) instead of left to the RTO
+    "profile_rtxdetect": ("ns3dc", {"transport.lost_retransmission": "detect"}),
 }
 
 

@@ -282,6 +282,9 @@ class TransportSection(Section):
     #: Initial window of a flow on a pre-opened connection (incast responses): "transport"
     #: (init_cwnd_packets) or "fit" (size // mss + 1 segments, as ns3dc's incast applications).
     preopened_init_cwnd: Literal["transport", "fit"] = "transport"
+    #: A lost retransmission during SACK recovery: "detect" (RACK-style, RFC 8985: data sent after
+    #: it is SACKed) or "rto" (only the retransmission timer finds it, as ns-3.39).
+    lost_retransmission: Literal["detect", "rto"] = "detect"
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -402,6 +405,7 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # at 16 segments (docs/transports/cubic.md)
         # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
         "transport.preopened_init_cwnd": "fit",      # incast applications: InitialCwnd = size / 1400 + 1
+        "transport.lost_retransmission": "rto",      # TcpTxBuffer::NextSeg never resends a retransmitted segment
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):
@@ -1080,7 +1084,7 @@ def resolve(sc: Scenario, base: Path, schemes: Optional[Dict[str, Any]] = None) 
                        delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
                        ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
                        max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery,
-                       preopened_init_cwnd=t.preopened_init_cwnd),
+                       preopened_init_cwnd=t.preopened_init_cwnd, lost_retransmission=t.lost_retransmission),
         workloads=workloads,
         output=dict(buffer_sample_ps=us(sc.output.buffer_sample_us), queue_sample_ps=us(sc.output.queue_sample_us)),
     )

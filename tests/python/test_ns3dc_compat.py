@@ -260,6 +260,21 @@ def test_profile_fits_preopened_initial_window(tmp_path):
     assert fct["none"] > fct["ns3dc"]
 
 
+def test_profile_leaves_lost_retransmissions_to_the_timer():
+    """ns-3.39 never resends a retransmitted segment before its RTO (TcpTxBuffer::NextSeg); the
+    profile sets lost_retransmission = "rto" (the engine's behaviour both ways:
+    transport::tcp::tests::lost_retransmission_detected_or_left_to_the_timer); sharebuf's default
+    detects it from SACKs of later data; a bad value is one clear error."""
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    assert parse_scenario(sc).transport.lost_retransmission == "rto"
+    sc["profile"] = "none"
+    assert parse_scenario(sc).transport.lost_retransmission == "detect"
+    sc["transport"] = {"cc": "newreno", "lost_retransmission": "rack"}
+    with pytest.raises(ScenarioError, match="lost_retransmission"):
+        parse_scenario(sc)
+
+
 def test_profile_gives_timely_ns3dc_parameters():
     """With transport.cc = "timely" the profile sets ns3dc's TIMELY (T_low 200 us, AI 100 Mbps, HighAI
     150 Mbps, one update per RTT; the rate arithmetic is checked by

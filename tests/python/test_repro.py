@@ -511,7 +511,8 @@ def test_ablate_tables_keep_variants_run_before():
 def test_profile_cubic_params_reach_a_workloads_own_cubic():
     """A workload with its own cc = "cubic" runs its own cc_params, so the ns3dc profile's Cubic keys
     must be filled there (unless the workload sets them), reported as workload[i].cc_params.X, and
-    stripped again when the profile changes; a workload with another cc gets none of them."""
+    stripped again when the profile changes; a workload with another cc gets none of them (a DCTCP
+    workload gets the profile's DCTCP key instead)."""
     from sharebuf.config import apply_profile, profile_key
 
     d = {"profile": "ns3dc", "transport": {"cc": "dctcp"}, "workload": [
@@ -522,8 +523,9 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
     out, applied = apply_profile(d)
     assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False}
     assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False}
-    assert "cc_params" not in out["workload"][2] and "cc_params" not in out["workload"][3]
+    assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "alpha"} and "cc_params" not in out["workload"][3]
     assert "transport.cc_params.cnt_clamp_segments" not in applied  # transport.cc is DCTCP
+    assert applied["transport.cc_params.loss_ssthresh"] == "alpha"
     assert applied["workload[0].cc_params.cnt_clamp_segments"] == 20
     assert "workload[1].cc_params.cnt_clamp_segments" not in applied
     assert profile_key("workload[1].cc_params.reno_friendly") == "transport.cc_params.reno_friendly"

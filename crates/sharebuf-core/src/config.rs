@@ -179,6 +179,14 @@ pub struct TransportSpec {
     /// "fit" (size / MSS + 1 segments: ns3dc's incast applications).
     #[serde(default = "transport_cwnd")]
     pub preopened_init_cwnd: String,
+    /// A lost retransmission during SACK recovery: "detect" (RACK-style, data sent after it SACKed)
+    /// or "rto" (only the retransmission timer finds it: ns-3.39's `TcpTxBuffer::NextSeg`).
+    #[serde(default = "detect")]
+    pub lost_retransmission: String,
+}
+
+fn detect() -> String {
+    "detect".into()
 }
 
 fn transport_cwnd() -> String {

@@ -41,6 +41,9 @@ pub struct TransportCfg {
     /// A flow on a pre-opened connection starts with a window of size / MSS + 1 segments
     /// (ns3dc's incast applications set `InitialCwnd` so); else `init_cwnd_packets`.
     pub preopened_cwnd_fit: bool,
+    /// A lost retransmission is left to the retransmission timer (ns-3.39), not detected from
+    /// SACKs of later data.
+    pub lost_rtx_rto_only: bool,
 }
 
 impl TransportCfg {
@@ -67,6 +70,11 @@ impl TransportCfg {
             "fit" => true,
             other => return Err(format!("transport.preopened_init_cwnd = '{other}': not allowed; allowed: transport, fit")),
         };
+        let lost_rtx_rto_only = match t.lost_retransmission.as_str() {
+            "detect" => false,
+            "rto" => true,
+            other => return Err(format!("transport.lost_retransmission = '{other}': not allowed; allowed: detect, rto")),
+        };
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
@@ -87,6 +95,7 @@ impl TransportCfg {
             clock_granularity_ps: 10_000,
             timestamp_tick_ps: t.timestamp_tick_ps,
             preopened_cwnd_fit,
+            lost_rtx_rto_only,
             prr,
         })
     }

@@ -529,7 +529,7 @@ impl TcpFlow {
                 self.win.cwnd_bytes += cfg.mss_bytes;
             }
         }
-        if cfg.sack && self.in_recovery {
+        if cfg.sack && self.in_recovery && !cfg.lost_rtx_rto_only {
             let una = self.snd_una;
             self.rtx_marks.retain(|&(seq, _)| seq >= una);
             if let Some(&(_, mark)) = self.rtx_marks.iter().find(|&&(seq, _)| seq == una) {
@@ -782,7 +782,7 @@ pub(crate) mod tests {
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -974,19 +974,6 @@ pub(crate) mod tests {
         Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop))
     }
 
-    /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
-    /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
-    /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
-    /// (j = 1..17), DeliveredData = 1000, prr_delivered = 1000·j, SACKed = j + 2 segments and
-    /// pipe = 20 + (new segments sent) − (j + 2) − (1 while segment 1 is not yet resent).
-    ///   pipe > ssthresh: sndcnt = ceil(prr_delivered·10 000/20 000) − prr_out, the first ACK
-    ///     sending at least one segment (the fast retransmit);
-    ///   else: sndcnt = min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + MSS).
-    /// By hand: j = 1: pipe 16, sndcnt 500 → 1 segment (retransmission of 1), prr_out 1000;
-    /// j = 2, 3: 0; j = 4: 2000 − 1000 → one new segment; then one every second ACK (j = 6, 8,
-    /// 10, pipe 13, 12, 11); j = 11: 0; j = 12: pipe = 10 = ssthresh, SSRB, ssthresh − pipe = 0;
-    /// j = 13..17: pipe 9, one segment each. When segment 1's retransmission is acknowledged,
-    /// recovery ends with cwnd = ssthresh = 10 000.
     #[test]
     fn preopened_init_cwnd_fit_is_size_over_mss_plus_one() {
         // ns3dc's incast applications: InitialCwnd = flowSize / PACKET_SIZE + 1. 92,160 B at 1400 B
@@ -1002,6 +989,54 @@ pub(crate) mod tests {
         assert_eq!(cw(92_160, false, &c), 10 * 1400);
     }
 
+/// Segment 1 (seq 0) lost twice: its first transmission and its fast retransmission (IW 20
+    /// of 1000 B, 50 ms one way, RFC 6675). With `lost_retransmission = "detect"` the second loss
+    /// is found when data sent after the retransmission is SACKed, and seq 0 is sent a third time
+    /// within the recovery, before any timeout; with "rto" (ns-3.39) only the timer resends it, the
+    /// RTO after the retransmission (initial RTO 1 s, no RTT sample yet before the recovery).
+    #[test]
+    fn lost_retransmission_detected_or_left_to_the_timer() {
+        for rto_only in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.lost_rtx_rto_only = rto_only;
+            let mut drops = 0;
+            let drop = move |p: &Packet, _t: Time| {
+                if p.seq == 0 && drops < 2 {
+                    drops += 1;
+                    return true;
+                }
+                false
+            };
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(5_000 * PS_PER_MS);
+            let sends: Vec<Time> = h.sent.iter().filter(|s| s.1 == 0).map(|s| s.0).collect();
+            assert_eq!(sends.len(), 3, "rto_only = {rto_only}: {sends:?}");
+            let (first_rtx, second_rtx) = (sends[1], sends[2]);
+            if rto_only {
+                // the timer: armed at the fast retransmit, the RTO then in force
+                assert!(second_rtx >= first_rtx + 200 * PS_PER_MS, "{sends:?}");
+            } else {
+                // one round trip after the retransmission (its SACKed successors come back)
+                assert!(second_rtx < first_rtx + 200 * PS_PER_MS && second_rtx > first_rtx + 100 * PS_PER_MS, "{sends:?}");
+            }
+        }
+    }
+
+        /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
+    /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
+    /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
+    /// (j = 1..17), DeliveredData = 1000, prr_delivered = 1000·j, SACKed = j + 2 segments and
+    /// pipe = 20 + (new segments sent) − (j + 2) − (1 while segment 1 is not yet resent).
+    ///   pipe > ssthresh: sndcnt = ceil(prr_delivered·10 000/20 000) − prr_out, the first ACK
+    ///     sending at least one segment (the fast retransmit);
+    ///   else: sndcnt = min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + MSS).
+    /// By hand: j = 1: pipe 16, sndcnt 500 → 1 segment (retransmission of 1), prr_out 1000;
+    /// j = 2, 3: 0; j = 4: 2000 − 1000 → one new segment; then one every second ACK (j = 6, 8,
+    /// 10, pipe 13, 12, 11); j = 11: 0; j = 12: pipe = 10 = ssthresh, SSRB, ssthresh − pipe = 0;
+    /// j = 13..17: pipe 9, one segment each. When segment 1's retransmission is acknowledged,
+    /// recovery ends with cwnd = ssthresh = 10 000.
     #[test]
     fn prr_sends_as_rfc6937_on_a_hand_made_loss() {
         let mut h = first_segment_lost(true);
