@@ -73,7 +73,13 @@ def gen_cdf():
 
 
 def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qrate=2.0,
-             start=10.0):
+             start=10.0, nprio=2, per_flow_prio=False):
+    """ns3dc's flows: tuples (kind, src, dst, size, start time, query id or -1, priority).
+
+    abm-evaluation draws one priority per leaf and workload, rand_range(1, nPrior - 1);
+    abm-evaluation-nprio (``per_flow_prio``) draws one per web-search flow, rand_range(1, nPrior)
+    (nPrior itself folded to nPrior - 1), just before its receiver, and puts every incast response
+    in queue nPrior - 1 without a draw."""
     end = start + launch_s
     oversub = float(servers * 10_000_000_000) / (10_000_000_000 * 2 * 4)
     rate = load * 10_000_000_000 * servers / oversub / (8 * avg_cdf()) / servers
@@ -81,26 +87,29 @@ def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qr
     flows = []
     q = 0
     for leaf in range(leaves):
-        rand_range_int(1, 1)  # priority draw (nPrior 2 -> always 1)
+        prio = None if per_flow_prio else rand_range_int(1, nprio - 1)  # nPrior 2 -> always 1
         other = (leaf + 1) % leaves
         for tx in range(servers):
             t = start + poisson_interval(rate)
             while t < end and t > start:
+                p = prio
+                if per_flow_prio:
+                    p = min(rand_range_int(1, nprio), nprio - 1)
                 rx = rand_range_int(0, servers)
                 size = int(gen_cdf())
                 while size == 0:
                     size = int(gen_cdf())
-                flows.append(("websearch", leaf * servers + tx, other * servers + rx, size, t, -1))
+                flows.append(("websearch", leaf * servers + tx, other * servers + rx, size, t, -1, p))
                 t += poisson_interval(rate)
         # incast queries requested by this leaf's servers, answered by the other leaf
-        rand_range_int(1, 1)
+        prio = nprio - 1 if per_flow_prio else rand_range_int(1, nprio - 1)
         fsize = int(float(request) / float(servers))
         for rq in range(servers):
             t = start + poisson_interval(qrate)
             while t < end and t > start:
                 for tx in range(servers):
                     rand_range_int(50, 1000)  # connection set-up time (ms), before StartTime
-                    flows.append(("incast", other * servers + tx, leaf * servers + rq, fsize, t, q))
+                    flows.append(("incast", other * servers + tx, leaf * servers + rq, fsize, t, q, prio))
                 q += 1
                 t += poisson_interval(qrate)
     return flows, start
@@ -116,12 +125,12 @@ def write_csvs(flows, start, seed, out_dir):
         fw.write("id,src,dst,size_bytes,start_s,priority\n")
         fi.write("id,src,dst,size_bytes,start_s,priority,query,handshake\n")
         nw = ni = 0
-        for k, s, d, size, t, qq in flows:
+        for k, s, d, size, t, qq, prio in flows:
             if k == "websearch":
-                fw.write(f"{nw},{s},{d},{size},{t - start:.9f},1\n")
+                fw.write(f"{nw},{s},{d},{size},{t - start:.9f},{prio}\n")
                 nw += 1
             else:
-                fi.write(f"{ni},{s},{d},{size},{t - start:.9f},1,{qq},false\n")
+                fi.write(f"{ni},{s},{d},{size},{t - start:.9f},{prio},{qq},false\n")
                 ni += 1
     return ws, inc
 
@@ -149,7 +158,7 @@ def main():
                 got.append((int(float(p[1])), float(p[6]), int(p[8])))
         from collections import Counter
         want = Counter()
-        for k, s, d, size, t, qq in flows:
+        for k, s, d, size, t, qq, _ in flows:
             # the fct file prints sizes with 6 significant digits (1.06067e+06)
             want[(int(float(f"{size:.6g}")), k == "incast")] += 1
         have = Counter((sz, bool(inc)) for sz, _, inc in got)
@@ -161,7 +170,7 @@ def main():
             print(f"  missing size {sz} incast={inc} x{n}")
         # incast query times: ns3dc prints flowstart = query time - StartTime in us, 6 significant digits
         # (sorted pairwise, within one unit of the 6th printed digit)
-        want_t = sorted((t - start) * 1e6 for k, s, d, size, t, qq in flows if k == "incast")
+        want_t = sorted((t - start) * 1e6 for k, s, d, size, t, qq, _ in flows if k == "incast")
         have_t = sorted(t for _, t, inc in got if inc)
         bad = len(want_t) != len(have_t) or any(abs(a - b) > 1.01 * 10 ** (math.floor(math.log10(max(abs(a), 1e-9))) - 5)
                                                  for a, b in zip(want_t, have_t))

@@ -10,6 +10,7 @@ ones (< 3), how often they overlapped an incast query to the same host, large fl
 to the same host or from the same host, and how many large flows ran from the source leaf.
 
 Usage: python3 perflow.py [--variant profile] [--scheme dt|abm] [--results DIR] [--ns3dc DIR]
+                          [--point NAME --seeds 1,2]   (a point of the validation grid, grid.toml)
 """
 import argparse
 import os
@@ -23,11 +24,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BASE_US = 80.0
 
 
-def join(ns3dc_dir, results, variant, scheme, seed):
-    n = pd.read_csv(os.path.join(ns3dc_dir, f"fct-{scheme}-s{seed}.txt"), sep=r"\s+")
-    n = n[n.incast == 0]
+def paths(ns3dc_dir, results, variant, scheme, seed, point=None):
+    """(ns3dc fct file, sharebuf flows.parquet, replayed incast CSV) of one run: a grid point's
+    (grid.py) or, without ``point``, the studied point's of run_sharebuf.py."""
+    if point is not None:
+        import grid
+        p = {q["name"]: q for q in grid.points()}[point]
+        return (grid.fct_path(p, scheme, seed), grid.sb_path(variant, p, scheme, seed),
+                os.path.join(HERE, "scenarios", "replay", point, f"incast-s{seed}.csv"))
     sb = "abm_code" if scheme == "abm" else scheme
-    s = pd.read_parquet(os.path.join(results, "sharebuf", f"{variant}_{sb}-s{seed}.parquet"))
+    return (os.path.join(ns3dc_dir, f"fct-{scheme}-s{seed}.txt"),
+            os.path.join(results, "sharebuf", f"{variant}_{sb}-s{seed}.parquet"),
+            os.path.join(HERE, "scenarios", "replay", f"incast-s{seed}.csv"))
+
+
+def join(fct, parquet):
+    n = pd.read_csv(fct, sep=r"\s+")
+    n = n[n.incast == 0]
+    s = pd.read_parquet(parquet)
     s = s[s.workload != "incast"].copy()
     s["start_us"] = s.start_s * 1e6
     rows = []
@@ -43,12 +57,11 @@ def join(ns3dc_dir, results, variant, scheme, seed):
     m["s_us"] = m.fct_s * 1e6
     base = BASE_US + m.size_bytes * 8 / 1e4
     m["n_sd"], m["s_sd"] = m.n_us / base, m.s_us / base
-    m["seed"] = seed
     return m, len(s)
 
 
-def overlaps(m, seed):
-    inc = pd.read_csv(os.path.join(HERE, "scenarios", "replay", f"incast-s{seed}.csv"))
+def overlaps(m, incast_csv):
+    inc = pd.read_csv(incast_csv)
     q = inc.groupby("query").agg(dst=("dst", "first"), t=("start_s", "first"))
     q_t, q_dst = q.t.to_numpy() * 1e6, q.dst.to_numpy()
     big = m[m.size_bytes >= 100_000]
@@ -72,14 +85,16 @@ def main():
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--ns3dc", default=None)
     ap.add_argument("--seeds", default="1,2,3,4,5")
+    ap.add_argument("--point", help="a grid point of grid.toml (its ns3dc and sharebuf runs)")
     a = ap.parse_args()
     nd = a.ns3dc or default_ns3dc_dir(a.results)
     ms, ov = [], []
     for seed in [int(x) for x in a.seeds.split(",")]:
-        m, total = join(nd, a.results, a.variant, a.scheme, seed)
+        fct, parquet, incast_csv = paths(nd, a.results, a.variant, a.scheme, seed, a.point)
+        m, total = join(fct, parquet)
         print(f"seed {seed}: {len(m)} of {total} websearch flows matched")
         ms.append(m)
-        ov.append(overlaps(m, seed))
+        ov.append(overlaps(m, incast_csv))
     m, o = pd.concat(ms), pd.concat(ov)
     sh = m[m.size_bytes < 100_000]
     ex = (sh.n_us - sh.s_us) / BASE_US

@@ -41,11 +41,23 @@ VARIANTS = {
     "profile_notick": ("ns3dc", {"transport.timestamp_tick_us": 0}),
     "profile_rfc6675": ("ns3dc", {"transport.recovery": "rfc6675"}),
     # the profile with RFC 9438's congestion avoidance instead of ns-3.39 TcpCubic's (its state before
-    # the CntClamp / no-Reno-friendly settings): the "before" of docs/validation.md
+    # the CntClamp / no-Reno-friendly settings): a row of the Cubic table in docs/validation.md
     "profile_rfc9438ca": ("ns3dc", {"transport.cc_params.cnt_clamp_segments": 0, "transport.cc_params.reno_friendly": True}),
     # one of the two ns-3 Cubic settings alone on top of the profile's other settings
     "profile_clamponly": ("ns3dc", {"transport.cc_params.reno_friendly": True}),
     "profile_nofriendlyonly": ("ns3dc", {"transport.cc_params.cnt_clamp_segments": 0}),
+    # DCTCP (the grid's DCTCP points): the profile without ns-3.39 TcpDctcp's loss response, without
+    # the servers' no-marking NICs, and without both (the profile before them)
+    "profile_dctcphalf": ("ns3dc", {"transport.cc_params.loss_ssthresh": "half"}),
+    "profile_nicmark": ("ns3dc", {"host.nic_ecn_k_bytes": "switch"}),
+    "profile_dctcpbefore": ("ns3dc", {"transport.cc_params.loss_ssthresh": "half", "host.nic_ecn_k_bytes": "switch"}),
+    # RED's threshold in ns3dc's bytes (1452 B per full segment, with the IP header) expressed in the
+    # profile's IP-payload bytes (1432 B): 91,000 x 1432 / 1452 = 89,746 B, a mark at 63 packets, not 64
+    "profile_redbytes": ("ns3dc", {"switch.ecn_k_bytes": 89746}),
+    # incast responses starting with the global initial window (55) instead of size / 1400 + 1
+    "profile_iw55": ("ns3dc", {"transport.preopened_init_cwnd": "transport"}),
+    # lost retransmissions detected from later SACKs (sharebuf's default) instead of left to the RTO
+    "profile_rtxdetect": ("ns3dc", {"transport.lost_retransmission": "detect"}),
 }
 
 

@@ -211,6 +211,88 @@ def test_profile_gives_cubic_ns3_congestion_avoidance():
         sharebuf.run(sc, quiet=True)
 
 
+def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
+    """With transport.cc = "dctcp" the profile sets ns-3.39 TcpDctcp's loss response
+    (loss_ssthresh = "alpha": cwnd (1 - alpha/2) at a loss or a timeout; the arithmetic is checked
+    by cc::dctcp::tests::loss_ssthresh_alpha_follows_ns3_and_half_is_rfc8257) and no Cubic keys;
+    host NICs do not step-mark (ns3dc's servers run FqCoDel). Two DCTCP flows from one host into a
+    K = 10 KB switch: the profile's host NIC marks nothing, sharebuf's default ("switch" K) marks."""
+    sc = star(hosts=3)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp", "init_cwnd_packets": 40}
+    sc["switch"] = {"buffer_bytes": 1_000_000, "ecn_k_bytes": 10_000}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 2, "size_bytes": 200_000, "start_s": 0.0},
+                                                  {"src": 0, "dst": 1, "size_bytes": 200_000, "start_s": 0.0}]}]
+    p = parse_scenario(sc)
+    assert p.transport.cc_params == {"loss_ssthresh": "alpha"}
+    assert p.host.nic_ecn_k_bytes == "none"
+    assert resolve(p, None)["host"]["nic_ecn_k_bytes"] is None
+    prof = sharebuf.run(sc, quiet=True).summary
+    sc["profile"] = "none"
+    assert parse_scenario(sc).transport.cc_params == {}
+    assert resolve(parse_scenario(sc), None)["host"]["nic_ecn_k_bytes"] == 10_000
+    dflt = sharebuf.run(sc, quiet=True).summary
+    assert prof["packets"]["ecn_marked_at_nics"] == 0 < dflt["packets"]["ecn_marked_at_nics"]
+    sc["profile"] = "ns3dc"
+    sc["transport"]["cc_params"] = {"loss_ssthresh": "third"}
+    with pytest.raises(Exception, match=r"loss_ssthresh = 'third': not allowed; allowed: half, alpha"):
+        sharebuf.run(sc, quiet=True)
+
+
+def test_profile_fits_preopened_initial_window(tmp_path):
+    """ns3dc's incast responses start with InitialCwnd = size / 1400 + 1 segments (the window
+    arithmetic: transport::tcp::tests::preopened_init_cwnd_fit_is_size_over_mss_plus_one). A lone
+    pre-opened 30 KB response with init_cwnd_packets = 10: one round trip under the profile (21
+    segments in the first window: the FCT of a lone flow with a 22-segment initial window), and
+    sharebuf's own slow start from 10 segments without it (both hand-computed, test_fidelity)."""
+    csv = tmp_path / "incast.csv"
+    csv.write_text("id,src,dst,size_bytes,start_s,priority,query,handshake\n0,0,1,30000,0.0,1,0,false\n")
+    sc = star(hosts=2, delay_us=10.0)
+    sc["transport"] = {"cc": "newreno", "mss_bytes": 1400, "header_bytes": 54, "init_cwnd_packets": 10}
+    sc["workload"] = [{"kind": "flows", "name": "incast", "file": str(csv), "handshake": False}]
+    fct = {}
+    for prof in ("ns3dc", "none"):
+        sc["profile"] = prof
+        fct[prof] = sharebuf.run(sc, quiet=True).flows.fct_s[0]
+    assert parse_scenario({**sc, "profile": "ns3dc"}).transport.preopened_init_cwnd == "fit"
+    assert round(fct["ns3dc"] * 1e12) == lone_flow_fct_ps(30000, 1400, 54, 22, 10**10, 10**7, False)
+    assert round(fct["none"] * 1e12) == lone_flow_fct_ps(30000, 1400, 54, 10, 10**10, 10**7, False)
+    assert fct["none"] > fct["ns3dc"]
+
+
+def test_profile_leaves_lost_retransmissions_to_the_timer():
+    """ns-3.39 never resends a retransmitted segment before its RTO (TcpTxBuffer::NextSeg); the
+    profile sets lost_retransmission = "rto" (the engine's behaviour both ways:
+    transport::tcp::tests::lost_retransmission_detected_or_left_to_the_timer); sharebuf's default
+    detects it from SACKs of later data; a bad value is one clear error."""
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    assert parse_scenario(sc).transport.lost_retransmission == "rto"
+    sc["profile"] = "none"
+    assert parse_scenario(sc).transport.lost_retransmission == "detect"
+    sc["transport"] = {"cc": "newreno", "lost_retransmission": "rack"}
+    with pytest.raises(ScenarioError, match="lost_retransmission"):
+        parse_scenario(sc)
+
+
+def test_profile_gives_timely_ns3dc_parameters():
+    """With transport.cc = "timely" the profile sets ns3dc's TIMELY (T_low 200 us, AI 100 Mbps, HighAI
+    150 Mbps, one update per RTT; the rate arithmetic is checked by
+    cc::timely::tests::ns3dc_high_ai_counts_increases_of_either_branch), a scenario's own value
+    wins, and no other congestion control gets them."""
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 50}}
+    p = parse_scenario(sc)
+    assert p.transport.cc_params == {"t_low_us": 50, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0}
+    assert "transport.cc_params.t_low_us" not in p.profile_report()["set"]
+    sc["transport"] = {"cc": "powertcp"}
+    assert parse_scenario(sc).transport.cc_params == {}
+    sc["transport"] = {"cc": "timely"}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 100_000, "start_s": 0.0}]}]
+    assert sharebuf.run(sc, quiet=True).summary["flows"]["unfinished"] == 0
+
+
 # ----------------------------------------------------------------------------- 5. incast replay
 def test_flows_replay_queries_and_preopened_connections(tmp_path):
     """Explicit query ids and pre-opened connections in `flows` input. A lone pre-opened

@@ -376,7 +376,7 @@ def test_ns3dc_profile_reaches_every_abm_run():
     """The ABM specs set profile = "ns3dc": every key of the profile must reach each planned run's
     scenario (a full dump of the base scenario used to pin sharebuf's defaults, so only Cubic's
     cc_params applied); `--set profile=none` must give sharebuf's defaults back."""
-    from sharebuf.config import PROFILES, load_scenario
+    from sharebuf.config import PROFILES, cc_param_owner, load_scenario
 
     def get(s, dotted):
         cur = s
@@ -392,7 +392,7 @@ def test_ns3dc_profile_reaches_every_abm_run():
         for _, _, _, d in points(spec, "quick"):
             s = load_scenario(d)[0]
             for k, v in prof.items():
-                if k.startswith("transport.cc_params.") and s.transport.cc != "cubic":
+                if cc_param_owner(k) not in (None, s.transport.cc):
                     continue
                 if any(k == sk or k.startswith(sk + ".") for sk in {**spec.scenario.set}):
                     continue  # the spec sets this key itself
@@ -402,7 +402,7 @@ def test_ns3dc_profile_reaches_every_abm_run():
             for w in s.workload:
                 if getattr(w, "cc", None) == "cubic":
                     for k, v in prof.items():
-                        if k.startswith("transport.cc_params."):
+                        if cc_param_owner(k) == "cubic":
                             assert w.cc_params[k.rsplit(".", 1)[1]] == v, (fid, w.name, k)
                             checked += 1
     assert checked > 1000  # abm-fig6..12 at quick scale: hundreds of runs x 9 keys
@@ -522,7 +522,8 @@ def test_ablate_tables_keep_variants_run_before():
 def test_profile_cubic_params_reach_a_workloads_own_cubic():
     """A workload with its own cc = "cubic" runs its own cc_params, so the ns3dc profile's Cubic keys
     must be filled there (unless the workload sets them), reported as workload[i].cc_params.X, and
-    stripped again when the profile changes; a workload with another cc gets none of them."""
+    stripped again when the profile changes; a workload with another cc gets none of them (a DCTCP
+    workload gets the profile's DCTCP key instead)."""
     from sharebuf.config import apply_profile, profile_key
 
     d = {"profile": "ns3dc", "transport": {"cc": "dctcp"}, "workload": [
@@ -533,8 +534,9 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
     out, applied = apply_profile(d)
     assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False}
     assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False}
-    assert "cc_params" not in out["workload"][2] and "cc_params" not in out["workload"][3]
+    assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "alpha"} and "cc_params" not in out["workload"][3]
     assert "transport.cc_params.cnt_clamp_segments" not in applied  # transport.cc is DCTCP
+    assert applied["transport.cc_params.loss_ssthresh"] == "alpha"
     assert applied["workload[0].cc_params.cnt_clamp_segments"] == 20
     assert "workload[1].cc_params.cnt_clamp_segments" not in applied
     assert profile_key("workload[1].cc_params.reno_friendly") == "transport.cc_params.reno_friendly"

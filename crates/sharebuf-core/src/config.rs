@@ -175,6 +175,22 @@ pub struct TransportSpec {
     /// SACK loss recovery: "rfc6675" or "prr" (RFC 6937).
     #[serde(default = "rfc6675")]
     pub recovery: String,
+    /// Initial window of a flow on a pre-opened connection: "transport" (`init_cwnd_packets`) or
+    /// "fit" (size / MSS + 1 segments: ns3dc's incast applications).
+    #[serde(default = "transport_cwnd")]
+    pub preopened_init_cwnd: String,
+    /// A lost retransmission during SACK recovery: "detect" (RACK-style, data sent after it SACKed)
+    /// or "rto" (only the retransmission timer finds it: ns-3.39's `TcpTxBuffer::NextSeg`).
+    #[serde(default = "detect")]
+    pub lost_retransmission: String,
+}
+
+fn detect() -> String {
+    "detect".into()
+}
+
+fn transport_cwnd() -> String {
+    "transport".into()
 }
 
 fn rfc6675() -> String {

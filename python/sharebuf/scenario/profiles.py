@@ -2,7 +2,7 @@
 keys before it is validated (``profile = "ns3dc"``; docs/scenario.md, "Profiles")."""
 
 import copy
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from ..errors import ScenarioError
 
@@ -24,17 +24,37 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # datacenter RTTs read 1 µs, so HyStart's ack train fires
                                                      # at 16 segments (docs/transports/cubic.md)
         # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
+        "transport.preopened_init_cwnd": "fit",      # incast applications: InitialCwnd = size / 1400 + 1
+        "transport.lost_retransmission": "rto",      # TcpTxBuffer::NextSeg never resends a retransmitted segment
+        "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
+                                                     # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):
         "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
+        # ns-3.39 TcpDctcp (for DCTCP only):
+        "transport.cc_params.loss_ssthresh": "alpha",  # GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts too
+        # ns3dc's TIMELY (TcpAdvanced::UpdateRateTimely; for TIMELY only):
+        "transport.cc_params.t_low_us": 200,           # TcpSocketState TimelyTlow 200 us (the paper: 50)
+        "transport.cc_params.ai_mbps": 100,            # AI 100 Mbps (run-main.sh)
+        "transport.cc_params.hai_mbps": 150,           # HighAI 150 Mbps after 5 increases of either branch in a row
+        "transport.cc_params.segment_bytes": 0,        # one update per RTT, none in between (FastReactTimely is empty)
     },
 }
 
 
-#: Profile keys under this prefix are Cubic's parameters: applied to transport.cc_params when transport.cc is
-#: one of these, and to the cc_params of every workload whose own cc is.
+#: Profile keys under this prefix are one congestion control's parameters (CC_PARAMS_OF: parameter -> the
+#: congestion control it belongs to): applied to transport.cc_params when transport.cc is that one, and to
+#: the cc_params of every workload whose own cc is.
 CC_PARAMS_PREFIX = "transport.cc_params."
-CC_PARAMS_FOR = ("cubic",)
+CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp",
+                "t_low_us": "timely", "ai_mbps": "timely", "hai_mbps": "timely", "segment_bytes": "timely"}
+
+
+def cc_param_owner(dotted: str) -> Optional[str]:
+    """The congestion control a profile key ``transport.cc_params.X`` belongs to (None: not a cc parameter)."""
+    if not dotted.startswith(CC_PARAMS_PREFIX):
+        return None
+    return CC_PARAMS_OF[dotted[len(CC_PARAMS_PREFIX):]]
 
 
 def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
@@ -48,13 +68,16 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
         return data, {}
     if not isinstance(name, str) or name not in PROFILES:
         raise ScenarioError(f"profile = {name!r}: unknown profile; allowed: {', '.join(['none', *PROFILES])}")
+    import copy
+
     out = copy.deepcopy(data)
     applied: Dict[str, Any] = {}
     tr = out.get("transport")
     cc = tr.get("cc", "newreno") if isinstance(tr, dict) else "newreno"
     for dotted, value in PROFILES[name].items():
-        if dotted.startswith(CC_PARAMS_PREFIX) and cc not in CC_PARAMS_FOR:
-            continue  # a congestion control's own parameters: only for that one (Cubic)
+        owner = cc_param_owner(dotted)
+        if owner is not None and cc != owner:
+            continue  # a congestion control's own parameters: only for that one
         *path, leaf = dotted.split(".")
         d = out
         for part in path:
@@ -68,14 +91,16 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
     # A workload with its own congestion control (workload[i].cc) runs that one with its own
     # cc_params, not transport's: the profile's parameters for that congestion control go there.
     for i, w in enumerate(out.get("workload") or []):
-        if not isinstance(w, dict) or w.get("cc") not in CC_PARAMS_FOR:
+        wcc = w.get("cc") if isinstance(w, dict) else None
+        mine = {d: v for d, v in PROFILES[name].items() if wcc is not None and cc_param_owner(d) == wcc}
+        if not mine:
             continue
         params = w.setdefault("cc_params", {})
         if not isinstance(params, dict):
             continue  # the workload's own validation names the error
-        for dotted, value in PROFILES[name].items():
-            leaf = dotted[len(CC_PARAMS_PREFIX):] if dotted.startswith(CC_PARAMS_PREFIX) else None
-            if leaf is not None and leaf not in params:
+        for dotted, value in mine.items():
+            leaf = dotted[len(CC_PARAMS_PREFIX):]
+            if leaf not in params:
                 params[leaf] = value
                 applied[f"workload[{i}].cc_params.{leaf}"] = value
     return out, applied

@@ -2,7 +2,9 @@
 //! α ← (1 − g)·α + g·F once per window of data (F = fraction of acked bytes that echoed CE),
 //! initial α = 1, g = 1/16; on an ECN echo, at most once per window, cwnd ← cwnd·(1 − α/2).
 //! Loss halves the window like standard TCP (RFC 8257 §3.5, Linux); ns-3's TcpDctcp uses
-//! (1 − α/2) for losses too, which without ECN marks (α → 0) hardly backs off at all.
+//! (1 − α/2) for losses too, which without ECN marks (α → 0) hardly backs off at all: that is
+//! `loss_ssthresh = "alpha"` (ns-3.39 `TcpDctcp::GetSsThresh`, called by `TcpSocketBase` at a
+//! fast retransmit and at a timeout alike).
 
 use super::{AckInfo, CongestionControl, FlowCc, RenoGrowth, Window};
 use crate::config::{check_positive, Params};
@@ -20,27 +22,37 @@ pub struct Dctcp {
     /// No further ECN cut until snd_una passes this sequence.
     cwr_end: u64,
     started: bool,
+    /// ssthresh after a loss or a timeout is cwnd·(1 − α/2) (ns-3.39 `TcpDctcp`), not cwnd/2.
+    loss_alpha: bool,
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("dctcp", &["g", "initial_alpha"])?;
+    p.allow_only("dctcp", &["g", "initial_alpha", "loss_ssthresh"])?;
     let g = p.f64_or("g", 1.0 / 16.0)?;
     let a0 = p.f64_or("initial_alpha", 1.0)?;
     check_positive("transport.cc_params", "g", &[g])?;
     if g > 1.0 || !(0.0..=1.0).contains(&a0) {
         return Err(format!("transport.cc_params: g = {g} and initial_alpha = {a0} must lie in (0, 1] and [0, 1]"));
     }
-    Ok(Box::new(Dctcp::new(g, a0)))
+    let loss_alpha = p.str_or("loss_ssthresh", "half", &["half", "alpha"])? == "alpha";
+    let mut cc = Dctcp::new(g, a0);
+    cc.loss_alpha = loss_alpha;
+    Ok(Box::new(cc))
 }
 
 impl Dctcp {
     pub fn new(g: f64, initial_alpha: f64) -> Self {
-        Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false }
+        Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false, loss_alpha: false }
     }
 
     /// A fresh per-flow instance with the same parameters.
     fn fresh(&self) -> Self {
-        Dctcp::new(self.g, self.initial_alpha)
+        Dctcp { loss_alpha: self.loss_alpha, ..Dctcp::new(self.g, self.initial_alpha) }
+    }
+
+    /// ns-3.39 `TcpDctcp::GetSsThresh`: cwnd·(1 − α/2), truncated to whole bytes.
+    fn alpha_ssthresh(&self, w: &Window) -> u64 {
+        (((w.cwnd_bytes as f64) * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss_bytes)
     }
 
     pub fn alpha(&self) -> f64 {
@@ -92,7 +104,16 @@ impl CongestionControl for Dctcp {
         }
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
+        if self.loss_alpha {
+            return self.alpha_ssthresh(w);
+        }
         (w.cwnd_bytes / 2).max(2 * w.mss_bytes)
+    }
+    fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        if self.loss_alpha {
+            return self.alpha_ssthresh(w);
+        }
+        (in_flight_bytes / 2).max(2 * w.mss_bytes)
     }
 }
 
@@ -119,5 +140,33 @@ mod tests {
         }
         let expect = 15.0 / 16.0 + 0.2 / 16.0;
         assert!((cc.alpha() - expect).abs() < 1e-12, "alpha {}", cc.alpha());
+    }
+
+    #[test]
+    fn loss_ssthresh_alpha_follows_ns3_and_half_is_rfc8257() {
+        let w = Window { cwnd_bytes: 40_000, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 };
+        // alpha after one unmarked window from 1: 15/16; ns-3: 40,000 * (1 - 15/32) = 21,250.
+        let mut ns3 = Dctcp::new(1.0 / 16.0, 1.0);
+        ns3.loss_alpha = true;
+        let mut w2 = w;
+        ns3.on_ack(&mut w2, &ack(1000, false, 1000, 10_000));
+        for i in 2..=10 {
+            ns3.on_ack(&mut w2, &ack(1000, false, i * 1000, 20_000));
+        }
+        assert!((ns3.alpha() - 15.0 / 16.0).abs() < 1e-12);
+        assert_eq!(ns3.ssthresh_after_loss(&w, 30_000), 21_250);
+        assert_eq!(ns3.ssthresh_after_timeout(&w, 30_000), 21_250);
+        // alpha near 0 (no marks for long): barely any back-off, floored at 2 MSS only for tiny windows.
+        ns3.alpha = 0.01;
+        assert_eq!(ns3.ssthresh_after_loss(&w, 30_000), 39_800);
+        let tiny = Window { cwnd_bytes: 1500, ..w };
+        assert_eq!(ns3.ssthresh_after_loss(&tiny, 1500), 2000);
+        // RFC 8257 §3.5 (the default): halve on loss; RFC 5681 eq. 4 at a timeout.
+        let mut rfc = Dctcp::new(1.0 / 16.0, 1.0);
+        rfc.alpha = 0.01;
+        assert_eq!(rfc.ssthresh_after_loss(&w, 30_000), 20_000);
+        assert_eq!(rfc.ssthresh_after_timeout(&w, 30_000), 15_000);
+        // the per-flow copy keeps the setting
+        assert!(ns3.fresh().loss_alpha && !rfc.fresh().loss_alpha);
     }
 }

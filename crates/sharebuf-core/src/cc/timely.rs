@@ -5,6 +5,9 @@
 //!   g ≤ 0 → R += N·δ (N = 5 after 5 consecutive such updates: hyper-active increase);
 //!   else R ← R·(1 − β·g).
 //! The gradient is signed (the ABM code keeps it in an unsigned integer, a bug we do not copy).
+//! `hai_mbps` gives ns3dc's variant (ns-3.39 `TcpAdvanced::UpdateRateTimely`): every increase —
+//! T_low or gradient branch — adds δ, and once `hai_after` increases came in a row it adds
+//! `hai_mbps` instead; any decrease restarts the count.
 
 use super::rate::{mbps, RateCtl};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
@@ -19,6 +22,10 @@ pub struct Timely {
     beta: f64,
     delta_bps: f64,
     hai_n: u32,
+    /// ns3dc's high additive increase (bits/s), counted over increases of either branch; None: the paper's N·δ.
+    hai_step_bps: Option<f64>,
+    /// Increases in a row (for `hai_step_bps`).
+    inc_count: u32,
     ctl: RateCtl,
     prev_rtt_ps: Option<f64>,
     rtt_diff_ps: f64,
@@ -30,7 +37,7 @@ pub struct Timely {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "min_rate_mbps", "segment_bytes"])?;
+    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "hai_mbps", "min_rate_mbps", "segment_bytes"])?;
     let t_low = p.f64_or("t_low_us", 50.0)?;
     let t_high = p.f64_or("t_high_us", 500.0)?;
     if !(0.0 <= t_low && t_low < t_high) {
@@ -51,6 +58,8 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         beta,
         delta_bps: mbps(p, "ai_mbps", 10.0)?,
         hai_n: hai.max(1.0) as u32,
+        hai_step_bps: if p.raw("hai_mbps").is_some() { Some(mbps(p, "hai_mbps", 0.0)?) } else { None },
+        inc_count: 0,
         ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, false),
         prev_rtt_ps: None,
         rtt_diff_ps: 0.0,
@@ -88,6 +97,20 @@ impl CongestionControl for Timely {
         self.rtt_diff_ps = (1.0 - self.alpha) * self.rtt_diff_ps + self.alpha * (rtt - prev);
         let g = self.rtt_diff_ps / self.min_rtt_ps;
         let r = self.ctl.rate_bps;
+        if let Some(hai) = self.hai_step_bps {
+            let inc = rtt < self.t_low_ps || (rtt <= self.t_high_ps && g <= 0.0);
+            let new = if inc {
+                let step = if self.inc_count < self.hai_n { self.delta_bps } else { hai };
+                self.inc_count += 1;
+                r + step
+            } else {
+                self.inc_count = 0;
+                let c = if rtt > self.t_high_ps { 1.0 - self.beta * (1.0 - self.t_high_ps / rtt) } else { 1.0 - self.beta * g };
+                r * c.max(0.0)
+            };
+            self.ctl.set(w, new);
+            return;
+        }
         let new = if rtt < self.t_low_ps {
             self.neg_count = 0;
             r + self.delta_bps
@@ -106,5 +129,58 @@ impl CongestionControl for Timely {
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
         w.cwnd_bytes // rate-based: loss does not cut the rate (as the ABM code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::PathInfo;
+    use serde_json::json;
+
+    const US: u64 = PS_PER_US;
+
+    /// One update per call: each ACK acknowledges past what was sent at the previous update.
+    fn feed(cc: &mut Box<dyn CongestionControl>, w: &mut Window, path: &PathInfo, rtts_us: &[u64], k0: u64) -> Vec<f64> {
+        let mut out = vec![];
+        for (i, &r) in rtts_us.iter().enumerate() {
+            let k = k0 + i as u64 + 1;
+            let a = AckInfo { now: k * 1000 * US, acked_bytes: 1000, ece: false, rtt_ps: Some(r * US), srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: k * 1000, snd_nxt: k * 1000 + 500, path };
+            cc.on_ack(w, &a);
+            out.push(w.pacing_rate_bps as f64 / 1e6);
+        }
+        out
+    }
+
+    #[test]
+    fn ns3dc_high_ai_counts_increases_of_either_branch() {
+        // ns3dc's TIMELY: T_low 200 us, AI 100 Mbps, HighAI 150 Mbps after 5 increases in a row,
+        // once per RTT. Start at 10 Gbps (line rate); τ = 80 us.
+        let path = PathInfo { base_rtt_ps: 80 * US, tau_ps: 80 * US, line_rate_bps: 10_000_000_000 };
+        let params = json!({"t_low_us": 200, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0});
+        let map = params.as_object().unwrap();
+        let mut cc = build(&Params::new("transport.cc_params", map)).unwrap();
+        let mut w = Window { cwnd_bytes: 0, ssthresh_bytes: u64::MAX, mss_bytes: 1400, pacing_rate_bps: 0 };
+        cc.on_start(&mut w, 0, &path);
+        // 1st sample only seeds prev_rtt. 2nd: rtt 300 us, diff 0.875 * 200 = 175 us, g = 175/80 = 2.1875
+        // -> c = 1 - 0.8 g < 0 -> the 100 Mbps floor. Then 6 samples of 150 us (< T_low): +100 five
+        // times (100 -> 600 Mbps), then +150 (750). A gradient decrease resets the count:
+        // rtt 300 after 150: diff = 0.125 * diff_prev + 0.875 * 150; the rate only falls.
+        let r = feed(&mut cc, &mut w, &path, &[100, 300, 150, 150, 150, 150, 150, 150], 0);
+        let want = [10_000.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 750.0];
+        for (g, e) in r.iter().zip(want) {
+            assert!((g - e).abs() < 1e-6, "{r:?}");
+        }
+        // rtt 400 after 150: rtt_diff > 0.875 * 250, g > 2.7: the floor again; the count restarts, so the
+        // next increase adds 100, not 150.
+        let r2 = feed(&mut cc, &mut w, &path, &[400, 150], 8);
+        assert!(r2[0] < 750.0 && (r2[1] - r2[0] - 100.0).abs() < 1e-6, "{r2:?}");
+        // The paper's rule without hai_mbps: the T_low branch never counts toward N (+10 Mbps each time).
+        let plain = json!({"t_low_us": 200, "segment_bytes": 0});
+        let mut p = build(&Params::new("transport.cc_params", plain.as_object().unwrap())).unwrap();
+        let mut w2 = Window { cwnd_bytes: 0, ssthresh_bytes: u64::MAX, mss_bytes: 1400, pacing_rate_bps: 0 };
+        p.on_start(&mut w2, 0, &path);
+        let r3 = feed(&mut p, &mut w2, &path, &[100, 300, 150, 150, 150, 150, 150, 150], 0);
+        assert!((r3[7] - 160.0).abs() < 1e-6, "{r3:?}");
     }
 }

@@ -38,6 +38,12 @@ pub struct TransportCfg {
     /// Proportional Rate Reduction (RFC 6937, slow-start reduction bound) sets the window
     /// during SACK recovery instead of RFC 6675's cwnd = ssthresh.
     pub prr: bool,
+    /// A flow on a pre-opened connection starts with a window of size / MSS + 1 segments
+    /// (ns3dc's incast applications set `InitialCwnd` so); else `init_cwnd_packets`.
+    pub preopened_cwnd_fit: bool,
+    /// A lost retransmission is left to the retransmission timer (ns-3.39), not detected from
+    /// SACKs of later data.
+    pub lost_rtx_rto_only: bool,
 }
 
 impl TransportCfg {
@@ -59,6 +65,16 @@ impl TransportCfg {
             "prr" => true,
             other => return Err(format!("transport.recovery = '{other}': not allowed; allowed: rfc6675, prr")),
         };
+        let preopened_cwnd_fit = match t.preopened_init_cwnd.as_str() {
+            "transport" => false,
+            "fit" => true,
+            other => return Err(format!("transport.preopened_init_cwnd = '{other}': not allowed; allowed: transport, fit")),
+        };
+        let lost_rtx_rto_only = match t.lost_retransmission.as_str() {
+            "detect" => false,
+            "rto" => true,
+            other => return Err(format!("transport.lost_retransmission = '{other}': not allowed; allowed: detect, rto")),
+        };
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
@@ -78,6 +94,8 @@ impl TransportCfg {
             sack: t.sack,
             clock_granularity_ps: 10_000,
             timestamp_tick_ps: t.timestamp_tick_ps,
+            preopened_cwnd_fit,
+            lost_rtx_rto_only,
             prr,
         })
     }

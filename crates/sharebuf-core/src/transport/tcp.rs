@@ -93,6 +93,15 @@ pub struct TcpFlow {
 impl TcpFlow {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: u32, src: u32, dst: u32, size_bytes: u64, start_ps: Time, prio: u8, handshake: bool, path: PathInfo, cfg: &TransportCfg) -> Self {
+        /// `init_cwnd_packets`, or for a pre-opened connection with `preopened_cwnd_fit`
+        /// size / MSS + 1 segments (integer division, as ns3dc's `flowSize / PACKET_SIZE + 1`).
+        fn init_cwnd_bytes(size: u64, handshake: bool, cfg: &TransportCfg) -> u64 {
+            if cfg.preopened_cwnd_fit && !handshake {
+                (size / cfg.mss_bytes + 1) * cfg.mss_bytes
+            } else {
+                cfg.init_cwnd_packets * cfg.mss_bytes
+            }
+        }
         TcpFlow {
             id,
             src,
@@ -109,7 +118,7 @@ impl TcpFlow {
             recover: NO_RECOVER,
             dupacks: 0,
             in_recovery: false,
-            win: Window { cwnd_bytes: cfg.init_cwnd_packets * cfg.mss_bytes, ssthresh_bytes: u64::MAX, mss_bytes: cfg.mss_bytes, pacing_rate_bps: 0 },
+            win: Window { cwnd_bytes: init_cwnd_bytes(size_bytes, handshake, cfg), ssthresh_bytes: u64::MAX, mss_bytes: cfg.mss_bytes, pacing_rate_bps: 0 },
             cc: None,
             srtt_ps: 0.0,
             rttvar_ps: 0.0,
@@ -520,7 +529,7 @@ impl TcpFlow {
                 self.win.cwnd_bytes += cfg.mss_bytes;
             }
         }
-        if cfg.sack && self.in_recovery {
+        if cfg.sack && self.in_recovery && !cfg.lost_rtx_rto_only {
             let una = self.snd_una;
             self.rtx_marks.retain(|&(seq, _)| seq >= una);
             if let Some(&(_, mark)) = self.rtx_marks.iter().find(|&&(seq, _)| seq == una) {
@@ -773,7 +782,7 @@ pub(crate) mod tests {
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -965,7 +974,57 @@ pub(crate) mod tests {
         Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop))
     }
 
-    /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
+    #[test]
+    fn preopened_init_cwnd_fit_is_size_over_mss_plus_one() {
+        // ns3dc's incast applications: InitialCwnd = flowSize / PACKET_SIZE + 1. 92,160 B at 1400 B
+        // -> 66 segments; 15,360 B -> 11; a flow with a handshake keeps init_cwnd_packets (10).
+        let mut c = cfg(1400, true);
+        c.preopened_cwnd_fit = true;
+        let path = PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 };
+        let cw = |size: u64, hs: bool, c: &TransportCfg| TcpFlow::new(0, 0, 1, size, 0, 0, hs, path, c).win.cwnd_bytes;
+        assert_eq!(cw(92_160, false, &c), 66 * 1400);
+        assert_eq!(cw(15_360, false, &c), 11 * 1400);
+        assert_eq!(cw(92_160, true, &c), 10 * 1400);
+        c.preopened_cwnd_fit = false;
+        assert_eq!(cw(92_160, false, &c), 10 * 1400);
+    }
+
+/// Segment 1 (seq 0) lost twice: its first transmission and its fast retransmission (IW 20
+    /// of 1000 B, 50 ms one way, RFC 6675). With `lost_retransmission = "detect"` the second loss
+    /// is found when data sent after the retransmission is SACKed, and seq 0 is sent a third time
+    /// within the recovery, before any timeout; with "rto" (ns-3.39) only the timer resends it, the
+    /// RTO after the retransmission (initial RTO 1 s, no RTT sample yet before the recovery).
+    #[test]
+    fn lost_retransmission_detected_or_left_to_the_timer() {
+        for rto_only in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.lost_rtx_rto_only = rto_only;
+            let mut drops = 0;
+            let drop = move |p: &Packet, _t: Time| {
+                if p.seq == 0 && drops < 2 {
+                    drops += 1;
+                    return true;
+                }
+                false
+            };
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(5_000 * PS_PER_MS);
+            let sends: Vec<Time> = h.sent.iter().filter(|s| s.1 == 0).map(|s| s.0).collect();
+            assert_eq!(sends.len(), 3, "rto_only = {rto_only}: {sends:?}");
+            let (first_rtx, second_rtx) = (sends[1], sends[2]);
+            if rto_only {
+                // the timer: armed at the fast retransmit, the RTO then in force
+                assert!(second_rtx >= first_rtx + 200 * PS_PER_MS, "{sends:?}");
+            } else {
+                // one round trip after the retransmission (its SACKed successors come back)
+                assert!(second_rtx < first_rtx + 200 * PS_PER_MS && second_rtx > first_rtx + 100 * PS_PER_MS, "{sends:?}");
+            }
+        }
+    }
+
+        /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
     /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
     /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
     /// (j = 1..17), DeliveredData = 1000, prr_delivered = 1000·j, SACKed = j + 2 segments and

@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""The validation grid (grid.toml): ns3dc and sharebuf at each point, and the table.
+
+  python3 grid.py plan                     the points, ns3dc command lines and what has run
+  python3 grid.py ns3dc [--until HH:MM]    run ns3dc's missing runs one at a time (resumable: a
+                                           run whose fct file is in results/grid/ is skipped);
+                                           needs NS3=<ns-3.39 dir of a built ns3dc>
+  python3 grid.py sharebuf [--variants profile] [--points a,b]
+                                           sharebuf runs replaying ns3dc's flows of every point
+                                           and seed that ns3dc has run
+  python3 grid.py table [--variant profile] [--write-doc]
+                                           the table; --write-doc puts it between the grid markers
+                                           of docs/validation.md
+
+ns3dc's output is kept as results/grid/<point>/fct-<alg>-s<seed>.txt.gz, its exact command line
+as results/grid/<point>/cmd-<alg>-s<seed>.txt (the binary path relative to ns-3.39), wall times
+in results/grid/ns3dc_runs.csv. sharebuf's flows.parquet go to results/sharebuf/grid/ (not in git).
+The studied point (cubic-b0.5: 0.5 s of arrivals, seeds 1-5) reads the team's fct files
+(compare.py's default directory).
+"""
+import argparse
+import csv
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+import ns3dc_flows  # noqa: E402
+from compare import BASE_RTT_S, CLASSES, HOST_BPS, LONG_MIN, SHORT_MAX, default_ns3dc_dir  # noqa: E402
+from run_sharebuf import VARIANTS, with_keys  # noqa: E402
+
+GRID = HERE / "results" / "grid"
+SB_OUT = HERE / "results" / "sharebuf" / "grid"
+TCP_PROT = {"cubic": 1, "dctcp": 2, "powertcp": 4, "timely": 6}
+ALG_ID = {"dt": 101, "abm": 110}
+ALPHAS = [1, 0.5, 0.5, 0.5, 0.125, 0.0625, 0.03125, 0.015625]   # examples/ABM/alphas
+RTO_S = 10e-3            # min RTO of both sides: an excess over the ideal FCT of >= 10 ms = a timeout
+TOL = 0.25               # relative tolerance of a p99 or a ratio
+TOL_RTO_ABS = 0.005      # absolute tolerance of a timeout fraction where ns3dc's is below 2 %
+BEGIN, END = "<!-- grid:begin -->", "<!-- grid:end -->"
+STUDIED = "cubic-b0.5"
+
+
+def points():
+    g = tomllib.loads((HERE / "grid.toml").read_text())
+    out = []
+    for p in g["point"]:
+        q = dict(g["defaults"])
+        q.update(p)
+        q["buffer"] = int(q["buffer_kb_per_port_per_gbps"] * 1024 * (32 + 4 * 2) * 10)
+        q["request"] = int(q["burst"] * q["buffer"])
+        out.append(q)
+    # the point studied first: run-main.sh's Cubic block at request 50 %, the team's 5 seeds of 0.5 s
+    out.append({**g["defaults"], "name": STUDIED, "figure": "7", "order": 0, "burst": 0.5, "launch_s": 0.5,
+                "seeds": [1, 2, 3, 4, 5], "buffer": 3932160, "request": 1966080, "external": True})
+    return sorted(out, key=lambda q: q["order"])
+
+
+def ns3dc_argv(p, alg, seed, fct, tor):
+    """ns3dc's command line (relative to ns-3.39), the scripts' flags with this point's values."""
+    d = "examples/ABM"
+    fend = 10 + p["launch_s"]
+    return [f"./build/{d}/ns3.39-{p['binary']}-optimized", f"--load={p['load']}", "--StartTime=10",
+            f"--EndTime={fend + p['drain_s']:g}", f"--FlowLaunchEndTime={fend:g}", "--serverCount=32",
+            "--spineCount=2", "--leafCount=2", "--linkCount=4", "--spineLeafCapacity=10",
+            "--leafServerCapacity=10", "--linkLatency=10", f"--TcpProt={TCP_PROT[p['tcp']]}",
+            f"--BufferSize={p['buffer']}", "--statBuf=0", f"--algorithm={ALG_ID[alg]}", "--RedMinTh=65",
+            "--RedMaxTh=65", f"--request={p['request']}", f"--queryRequestRate={p['query_rate']}",
+            f"--nPrior={p['nprio']}", f"--alphasFile={d}/alphas", f"--cdfFileName={d}/websearch.txt",
+            f"--alphaUpdateInterval={p['interval']}", f"--randomSeed={seed}", f"--fctOutFile={fct}",
+            f"--torOutFile={tor}"]
+
+
+def fct_path(p, alg, seed):
+    if p.get("external"):
+        f = Path(default_ns3dc_dir(str(HERE / "results"))) / f"fct-{alg}-s{seed}.txt"
+        return f if f.exists() else None
+    f = GRID / p["name"] / f"fct-{alg}-s{seed}.txt.gz"
+    return f if f.exists() else None
+
+
+def runs_of(p):
+    return [(alg, seed) for seed in p["seeds"] for alg in p["algs"]]
+
+
+def cmd_plan(args):
+    for p in points():
+        done = sum(fct_path(p, a, s) is not None for a, s in runs_of(p))
+        print(f"{p['order']:3d} {p['name']:18s} fig {p['figure']:3s} {p['tcp']:8s} load {p['load']} "
+              f"burst {p['burst']} buf {p['buffer']} nprio {p['nprio']} int {p['interval']} "
+              f"launch {p['launch_s']} s: {done}/{len(runs_of(p))} ns3dc runs")
+        if args.verbose and not p.get("external"):
+            print("    " + " ".join(ns3dc_argv(p, "dt", 1, "fct.txt", "tor.txt")))
+
+
+def cmd_ns3dc(args):
+    ns3 = Path(os.environ.get("NS3") or sys.exit("set NS3 to the ns-3.39 directory of a built ns3dc"))
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    deadline = None
+    if args.until:   # the next HH:MM UTC from now
+        hh, mm = map(int, args.until.split(":"))
+        now = time.time()
+        deadline = now - now % 86400 + hh * 3600 + mm * 60
+        deadline += 86400 if deadline <= now else 0
+    for p in points():
+        if p.get("external") or (args.points and p["name"] not in args.points.split(",")):
+            continue
+        for alg, seed in runs_of(p):
+            if fct_path(p, alg, seed) is not None:
+                continue
+            if deadline is not None and time.time() >= deadline:
+                print(f"stopping: it is past {args.until} UTC", flush=True)
+                return
+            tag = f"{p['name']}-{alg}-s{seed}"
+            fct, tor = work / f"fct-{tag}.txt", work / f"tor-{tag}.txt"
+            argv = ns3dc_argv(p, alg, seed, fct, tor)
+            print(f"{time.strftime('%H:%M:%S', time.gmtime())} ns3dc {tag}", flush=True)
+            t0 = time.time()
+            with open(work / f"log-{tag}.txt", "w") as log:
+                rc = subprocess.call(["nice", "-n", "10"] + argv, cwd=ns3, stdout=log, stderr=subprocess.STDOUT)
+            wall = time.time() - t0
+            if rc != 0:
+                print(f"  failed (rc {rc}) after {wall:.0f} s; see {work}/log-{tag}.txt", flush=True)
+                continue
+            keep(p, alg, seed, fct, wall)
+            print(f"  done in {wall:.0f} s", flush=True)
+
+
+def keep(p, alg, seed, fct, wall):
+    """Store a finished ns3dc run: its fct file (gzip), its command line and its wall time."""
+    out = GRID / p["name"]
+    out.mkdir(parents=True, exist_ok=True)
+    with open(fct, "rb") as fi, gzip.GzipFile(out / f"fct-{alg}-s{seed}.txt.gz", "wb", mtime=0) as fo:
+        shutil.copyfileobj(fi, fo)
+    rel = ns3dc_argv(p, alg, seed, f"fct-{alg}-s{seed}.txt", f"tor-{alg}-s{seed}.txt")
+    (out / f"cmd-{alg}-s{seed}.txt").write_text(" ".join(rel) + "\n")
+    csv_path = GRID / "ns3dc_runs.csv"
+    new = not csv_path.exists()
+    with csv_path.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(["point", "alg", "seed", "wall_s"])
+        w.writerow([p["name"], alg, seed, f"{wall:.1f}"])
+
+
+def scenario(p, alg, seed, ws_csv, inc_csv):
+    """sharebuf's scenario of one ns3dc run: the ns3dc-<scheme>.toml template with the point's values."""
+    tmpl = "ns3dc-dt.toml" if alg == "dt" else "ns3dc-abm_code.toml"
+    d = tomllib.loads((HERE / "scenarios" / tmpl).read_text())
+    d["name"] = f"{p['name']}-{alg}"
+    d["seed"] = seed
+    d["arrivals_until_ms"] = p["launch_s"] * 1e3
+    d["max_ms"] = (p["launch_s"] + p["drain_s"]) * 1e3
+    d["switch"]["buffer_bytes"] = p["buffer"]
+    d["switch"]["queues_per_port"] = p["nprio"]
+    d["switch"]["bm"]["alpha"] = ALPHAS[:p["nprio"]]
+    if alg == "abm":
+        d["switch"]["bm"]["update_interval_us"] = 80 * p["interval"]
+    d["transport"]["cc"] = p["tcp"]
+    for wl in d["workload"]:
+        wl["file"] = ws_csv if wl["name"] == "websearch" else inc_csv
+        wl.pop("priority", None)   # per row, from ns3dc's draws
+    return d
+
+
+def sb_path(variant, p, alg, seed):
+    return SB_OUT / variant / p["name"] / f"{alg}-s{seed}.parquet"
+
+
+def cmd_sharebuf(args):
+    import sharebuf
+    from sharebuf.config import cc_param_owner
+    for p in points():
+        if args.points and p["name"] not in args.points.split(","):
+            continue
+        for seed in p["seeds"]:
+            have = [a for a in p["algs"] if fct_path(p, a, seed) is not None]
+            if not have:
+                continue
+            flows, start = ns3dc_flows.generate(seed, p["launch_s"], load=p["load"], request=p["request"],
+                                                qrate=p["query_rate"], nprio=p["nprio"],
+                                                per_flow_prio=p["binary"].endswith("nprio"))
+            replay = HERE / "scenarios" / "replay" / p["name"]
+            ws_csv, inc_csv = ns3dc_flows.write_csvs(flows, start, seed, replay)
+            for alg in have:
+                for variant in args.variants.split(","):
+                    prof, keys = VARIANTS[variant]
+                    if any(cc_param_owner(k) not in (None, p["tcp"]) for k in keys):
+                        continue  # another congestion control's parameter
+                    dest = sb_path(variant, p, alg, seed)
+                    if dest.exists() and not args.force:
+                        continue
+                    out = HERE / "out" / "grid" / variant / p["name"] / f"{alg}-s{seed}"
+                    t0 = time.time()
+                    sharebuf.run(with_keys(scenario(p, alg, seed, ws_csv, inc_csv), keys), profile=prof,
+                                 quiet=True, out=out)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(out / "flows.parquet", dest)
+                    print(f"{p['name']} {alg} s{seed} {variant}: {time.time() - t0:.1f} s", flush=True)
+
+
+# ----------------------------------------------------------------------------- the table
+def classes_ns3dc(path):
+    """class -> (slowdowns, timed out) of an ns3dc fct file (plain or gzip)."""
+    op = gzip.open if str(path).endswith(".gz") else open
+    with op(path, "rt") as f:
+        header = f.readline().split()
+        a = np.array([[float(x) for x in ln.split()] for ln in f if len(ln.split()) == len(header)])
+    col = {h: i for i, h in enumerate(header)}
+    return split(a[:, col["fct"]] * 1e-9, a[:, col["flowsize"]], a[:, col["incast"]] > 0.5)
+
+
+def classes_sharebuf(path):
+    import pandas as pd
+    f = pd.read_parquet(path)
+    f = f[f["finished"]]
+    return split(f["fct_s"].to_numpy(), f["size_bytes"].to_numpy(), (f["workload"] == "incast").to_numpy(),
+                 f["timeouts"].to_numpy() > 0)
+
+
+def split(fct_s, size, inc, timed_out=None):
+    """class -> (slowdowns, timed out). ns3dc's fct files do not say which flows timed out: an FCT of
+    at least the 10 ms minimum RTO above the ideal one is a timeout for incast responses and short
+    flows (no queue holds one for 10 ms: a full 3.9 MB pool drains in 3.1 ms), and it is exactly
+    sharebuf's own count there; a long flow can be that late by sharing alone, so its timeouts are
+    sharebuf's count only (None for ns3dc)."""
+    ideal = BASE_RTT_S + size * 8.0 / HOST_BPS
+    sd, late = fct_s / ideal, fct_s - ideal >= RTO_S
+    masks = {"incast": inc, "short": ~inc & (size < SHORT_MAX), "long": ~inc & (size >= LONG_MIN)}
+    out = {c: (sd[m], late[m]) for c, m in masks.items()}
+    m = masks["long"]
+    out["long"] = (sd[m], None if timed_out is None else timed_out[m])
+    return out
+
+
+def pooled(paths, loader):
+    parts = [loader(x) for x in paths]
+    return {c: (np.concatenate([q[c][0] for q in parts]),
+                None if any(q[c][1] is None for q in parts) else np.concatenate([q[c][1] for q in parts]))
+            for c in CLASSES}
+
+
+def stats(x):
+    sd, rto = x
+    if not len(sd):
+        return None
+    return {"n": len(sd), "p50": float(np.percentile(sd, 50)), "p99": float(np.percentile(sd, 99)),
+            "rto": None if rto is None else float(rto.mean())}
+
+
+def within(ns, sb, kind):
+    if ns is None or sb is None or not np.isfinite(ns) or not np.isfinite(sb):
+        return None
+    if kind == "rto" and ns < 0.02:
+        return abs(sb - ns) <= TOL_RTO_ABS
+    if ns == 0:
+        return sb == 0
+    return abs(sb / ns - 1) <= TOL
+
+
+def mark(ok):
+    return "" if ok is None else (" ✓" if ok else " ✗")
+
+
+def table(variant):
+    """Markdown lines of the grid table, and (within, total) counts of the checked cells."""
+    lines = ["| point | fig | class | seeds | n | p50 ns3dc / sharebuf | p99 ns3dc / sharebuf (DT) "
+             "| p99 ns3dc / sharebuf (ABM) | timeouts ns3dc / sharebuf (DT) | timeouts ns3dc / sharebuf (ABM) "
+             "| ABM/DT p99 ns3dc / sharebuf |",
+             "|---|---|---|---|---:|---|---|---|---|---|---|"]
+    ok_n = tot = 0
+    for p in points():
+        seeds = [s for s in p["seeds"]
+                 if all(fct_path(p, a, s) is not None and sb_path(variant, p, a, s).exists() for a in p["algs"])]
+        if not seeds:
+            continue
+        side = {}
+        for a in p["algs"]:
+            side[("ns3dc", a)] = pooled([fct_path(p, a, s) for s in seeds], classes_ns3dc)
+            side[("sharebuf", a)] = pooled([sb_path(variant, p, a, s) for s in seeds], classes_sharebuf)
+        for c in CLASSES:
+            st = {k: stats(v[c]) for k, v in side.items()}
+            row = [p["name"], p["figure"], c, ",".join(map(str, seeds))]
+            first = st[("ns3dc", p["algs"][0])]
+            row.append(str(first["n"]) if first else "0")
+            p50 = []
+            for a in p["algs"]:
+                n, s = st[("ns3dc", a)], st[("sharebuf", a)]
+                p50.append(f"{a.upper()} {n['p50']:.2f} / {s['p50']:.2f}" if n and s else "")
+            row.append("; ".join(p50))
+            for kind in ("p99", "rto"):
+                for a in ("dt", "abm"):
+                    n, s = st.get(("ns3dc", a)), st.get(("sharebuf", a))
+                    if not n or not s:
+                        row.append("—")
+                        continue
+                    ok = within(n[kind], s[kind], kind)
+                    ok_n += bool(ok)
+                    tot += ok is not None
+                    fmt = (lambda v: "—" if v is None else f"{v:.1f}") if kind == "p99" else \
+                        (lambda v: "n/a" if v is None else f"{100 * v:.2f} %")
+                    row.append(f"{fmt(n[kind])} / {fmt(s[kind])}{mark(ok)}")
+            if len(p["algs"]) == 2 and c != "long" and all(st[k] for k in st):
+                rn = st[("ns3dc", "abm")]["p99"] / st[("ns3dc", "dt")]["p99"]
+                rs = st[("sharebuf", "abm")]["p99"] / st[("sharebuf", "dt")]["p99"]
+                ok = within(rn, rs, "ratio")
+                ok_n += bool(ok)
+                tot += 1
+                row.append(f"{rn:.3f} / {rs:.3f}{mark(ok)}")
+            else:
+                row.append("—")
+            lines.append("| " + " | ".join(row) + " |")
+    return lines, ok_n, tot
+
+
+def cmd_table(args):
+    lines, ok_n, tot = table(args.variant)
+    head = (f"sharebuf `{args.variant}` against ns3dc, pooled over the seeds listed: {ok_n} of {tot} checked "
+            f"cells within tolerance (✓; p99s and ratios ±{TOL:.0%}; timeout fractions ±{TOL:.0%} relative, "
+            f"or ±{100 * TOL_RTO_ABS:.1f} points where ns3dc's is below 2 %). Generated by "
+            f"`python3 bench/ns3dc/grid.py table --write-doc`.")
+    missing = [f"{p['name']} ({sum(fct_path(p, a, x) is None for a, x in runs_of(p))} of {len(runs_of(p))})"
+               for p in points() if any(fct_path(p, a, x) is None for a, x in runs_of(p))]
+    tail = [""] + ([f"ns3dc runs still missing (point, runs missing of its runs): {', '.join(missing)}."] if missing else [])
+    text = "\n".join([head, ""] + lines + tail)
+    print(text)
+    if args.write_doc:
+        doc = REPO / "docs" / "validation.md"
+        s = doc.read_text()
+        i, j = s.index(BEGIN), s.index(END)
+        doc.write_text(s[:i + len(BEGIN)] + "\n" + text + "\n" + s[j:])
+        print(f"wrote {doc.relative_to(REPO)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("plan")
+    a.add_argument("-v", "--verbose", action="store_true")
+    a = sub.add_parser("ns3dc")
+    a.add_argument("--until", help="start no run after this UTC time (HH:MM)")
+    a.add_argument("--points")
+    a.add_argument("--work", default=os.environ.get("NS3DC_WORK", "ns3dc-work"))
+    a = sub.add_parser("sharebuf")
+    a.add_argument("--variants", default="profile")
+    a.add_argument("--points")
+    a.add_argument("--force", action="store_true")
+    a = sub.add_parser("table")
+    a.add_argument("--variant", default="profile")
+    a.add_argument("--write-doc", action="store_true")
+    args = ap.parse_args()
+    {"plan": cmd_plan, "ns3dc": cmd_ns3dc, "sharebuf": cmd_sharebuf, "table": cmd_table}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
