@@ -130,12 +130,16 @@ def transport(sc: Scenario) -> dict:
     if unsched is None:
         unsched = int(bps(topo.host_link_gbps) * topo.max_base_rtt_us() * 1e-6 / 8)
     min_rto = us(t.min_rto_us)
+    # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same): a spec,
+    # and so a run's key, stays what it was for every scenario that does not use them.
+    extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"))
+             if getattr(t, k) != default}
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                 initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
                 delayed_ack_packets=t.delayed_ack_packets, delayed_ack_timeout_ps=us(t.delayed_ack_timeout_us),
                 ack_priority=t.ack_priority, unscheduled_bytes=unsched, unscheduled_acks=t.unscheduled_acks,
-                max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery)
+                max_rto_ps=us(t.max_rto_us), sack=t.sack, timestamp_tick_ps=us(t.timestamp_tick_us), recovery=t.recovery, **extra)
 
 
 def output(sc: Scenario) -> dict:

@@ -75,6 +75,12 @@ class TransportSection(Section):
     #: SACK loss recovery: "rfc6675" (cwnd = ssthresh during recovery) or "prr" (Proportional
     #: Rate Reduction, RFC 6937, slow-start reduction bound; ns-3.39's default). Needs sack.
     recovery: Literal["rfc6675", "prr"] = "rfc6675"
+    #: Initial window of a flow on a pre-opened connection (incast responses): "transport"
+    #: (init_cwnd_packets) or "fit" (size // mss + 1 segments, as ns3dc's incast applications).
+    preopened_init_cwnd: Literal["transport", "fit"] = "transport"
+    #: A lost retransmission during SACK recovery: "detect" (RACK-style, RFC 8985: data sent after
+    #: it is SACKed) or "rto" (only the retransmission timer finds it, as ns-3.39).
+    lost_retransmission: Literal["detect", "rto"] = "detect"
 
 
 
