@@ -141,7 +141,7 @@ def test_ns3dc_fct_files_read_as_flows():
 @pytest.mark.parametrize("fid", ["abm-fig8", "abm-fig12"])
 def test_ns3dc_column_covers_the_claims_it_ran(fid):
     spec = list_figures()[fid]
-    pts, missing = ns3dc.points(spec)
+    pts, missing = ns3dc.points(spec, root=ROOT)
     assert missing == []
     xs = spec.scale("quick").x_values or spec.x.values
     covered = {c.id: ns3dc.covered(c, pts, xs) for c in spec.claims}

@@ -28,12 +28,21 @@ MIN_RTO_S = 10e-3
 
 
 def repo_root() -> Optional[Path]:
-    """The repository checkout this package runs from (the fct files live there), or None when
-    installed without one."""
-    here = Path(__file__).resolve()
-    for p in here.parents:
-        if (p / "bench" / "ns3dc").is_dir() and (p / "python" / "sharebuf").is_dir():
-            return p
+    """The repository checkout whose ``bench/ns3dc/results`` holds the fct files: ``$SHAREBUF_REPO``,
+    else the working directory or one above it, else the checkout this package runs from (an
+    editable install); None when there is none (an installed package run elsewhere)."""
+    import os
+
+    def is_repo(p: Path) -> bool:
+        return (p / "bench" / "ns3dc").is_dir() and (p / "python" / "sharebuf").is_dir()
+
+    env = os.environ.get("SHAREBUF_REPO")
+    if env:
+        return Path(env) if is_repo(Path(env)) else None
+    for start in (Path.cwd().resolve(), Path(__file__).resolve()):
+        for p in (start, *start.parents):
+            if is_repo(p):
+                return p
     return None
 
 
