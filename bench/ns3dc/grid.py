@@ -334,12 +334,13 @@ def cmd_table(args):
                for p in points() if any(fct_path(p, a, x) is None for a, x in runs_of(p))]
     tail = [""] + ([f"ns3dc runs still missing (point, runs missing of its runs): {', '.join(missing)}."] if missing else [])
     text = "\n".join([head, ""] + lines + tail)
-    print(text)
     if args.write_doc:
         doc = REPO / "docs" / "validation.md"
         s = doc.read_text()
         i, j = s.index(BEGIN), s.index(END)
         doc.write_text(s[:i + len(BEGIN)] + "\n" + text + "\n" + s[j:])
+    print(text)
+    if args.write_doc:
         print(f"wrote {doc.relative_to(REPO)}")
 
 
