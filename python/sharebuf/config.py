@@ -427,10 +427,11 @@ CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_s
 
 
 def cc_param_owner(dotted: str) -> Optional[str]:
-    """The congestion control a profile key ``transport.cc_params.X`` belongs to (None: not a cc parameter)."""
+    """The congestion control a profile key ``transport.cc_params.X`` belongs to (None: not a cc
+    parameter, or not one any profile sets)."""
     if not dotted.startswith(CC_PARAMS_PREFIX):
         return None
-    return CC_PARAMS_OF[dotted[len(CC_PARAMS_PREFIX):]]
+    return CC_PARAMS_OF.get(dotted[len(CC_PARAMS_PREFIX):])
 
 
 def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
