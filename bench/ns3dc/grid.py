@@ -196,8 +196,10 @@ def cmd_sharebuf(args):
             for alg in have:
                 for variant in args.variants.split(","):
                     prof, keys = VARIANTS[variant]
-                    if any(cc_param_owner(k) not in (None, p["tcp"]) for k in keys):
-                        continue  # another congestion control's parameter
+                    cc_keys = [k for k in keys if k.startswith("transport.cc_params.")]
+                    if any(cc_param_owner(k) not in (None, p["tcp"]) for k in cc_keys) or \
+                            (cc_keys and variant.startswith("profile_timely") != (p["tcp"] == "timely")):
+                        continue  # another congestion control's parameters
                     dest = sb_path(variant, p, alg, seed)
                     if dest.exists() and not args.force:
                         continue

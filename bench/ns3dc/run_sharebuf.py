@@ -61,6 +61,9 @@ VARIANTS = {
     # TIMELY: the paper's T_low, step and per-64 KB updates instead of ns3dc's (no high increase step)
     "profile_timelypaper": ("ns3dc", {"transport.cc_params.t_low_us": 50, "transport.cc_params.ai_mbps": 10,
                                       "transport.cc_params.hai_mbps": 10, "transport.cc_params.segment_bytes": 64000}),
+    # TIMELY with ns3dc's values (not in the profile: docs/validation.md)
+    "profile_timelyns3dc": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
+                                      "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0}),
     "profile_timelytlow200": ("ns3dc", {"transport.cc_params.ai_mbps": 10, "transport.cc_params.hai_mbps": 10,
                                         "transport.cc_params.segment_bytes": 64000}),
 }

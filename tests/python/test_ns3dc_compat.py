@@ -275,20 +275,15 @@ def test_profile_leaves_lost_retransmissions_to_the_timer():
         parse_scenario(sc)
 
 
-def test_profile_gives_timely_ns3dc_parameters():
-    """With transport.cc = "timely" the profile sets ns3dc's TIMELY (T_low 200 us, AI 100 Mbps, HighAI
-    150 Mbps, one update per RTT; the rate arithmetic is checked by
-    cc::timely::tests::ns3dc_high_ai_counts_increases_of_either_branch), a scenario's own value
-    wins, and no other congestion control gets them."""
+def test_profile_leaves_timely_alone():
+    """The profile sets no TIMELY parameter (ns3dc's, alone, move the grid's TIMELY point away from
+    ns3dc: docs/validation.md); the option for ns3dc's high additive increase is there
+    (cc::timely::tests::ns3dc_high_ai_counts_increases_of_either_branch) and a run takes it."""
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
-    sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 50}}
-    p = parse_scenario(sc)
-    assert p.transport.cc_params == {"t_low_us": 50, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0}
-    assert "transport.cc_params.t_low_us" not in p.profile_report()["set"]
-    sc["transport"] = {"cc": "powertcp"}
-    assert parse_scenario(sc).transport.cc_params == {}
     sc["transport"] = {"cc": "timely"}
+    assert parse_scenario(sc).transport.cc_params == {}
+    sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 200, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0}}
     sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 100_000, "start_s": 0.0}]}]
     assert sharebuf.run(sc, quiet=True).summary["flows"]["unfinished"] == 0
 

@@ -33,11 +33,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
         # ns-3.39 TcpDctcp (for DCTCP only):
         "transport.cc_params.loss_ssthresh": "alpha",  # GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts too
-        # ns3dc's TIMELY (TcpAdvanced::UpdateRateTimely; for TIMELY only):
-        "transport.cc_params.t_low_us": 200,           # TcpSocketState TimelyTlow 200 us (the paper: 50)
-        "transport.cc_params.ai_mbps": 100,            # AI 100 Mbps (run-main.sh)
-        "transport.cc_params.hai_mbps": 150,           # HighAI 150 Mbps after 5 increases of either branch in a row
-        "transport.cc_params.segment_bytes": 0,        # one update per RTT, none in between (FastReactTimely is empty)
+        # ns3dc's TIMELY parameters (T_low 200 us, AI 100 Mbps, cc_params.hai_mbps 150, segment_bytes 0) are not
+        # set: alone they move the grid's TIMELY point away from ns3dc (docs/validation.md, TIMELY).
     },
 }
 
@@ -46,15 +43,15 @@ PROFILES: Dict[str, Dict[str, Any]] = {
 #: congestion control it belongs to): applied to transport.cc_params when transport.cc is that one, and to
 #: the cc_params of every workload whose own cc is.
 CC_PARAMS_PREFIX = "transport.cc_params."
-CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp",
-                "t_low_us": "timely", "ai_mbps": "timely", "hai_mbps": "timely", "segment_bytes": "timely"}
+CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp"}
 
 
 def cc_param_owner(dotted: str) -> Optional[str]:
-    """The congestion control a profile key ``transport.cc_params.X`` belongs to (None: not a cc parameter)."""
+    """The congestion control a profile key ``transport.cc_params.X`` belongs to (None: not a cc
+    parameter, or not one any profile sets)."""
     if not dotted.startswith(CC_PARAMS_PREFIX):
         return None
-    return CC_PARAMS_OF[dotted[len(CC_PARAMS_PREFIX):]]
+    return CC_PARAMS_OF.get(dotted[len(CC_PARAMS_PREFIX):])
 
 
 def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
