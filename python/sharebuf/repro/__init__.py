@@ -201,23 +201,21 @@ def _by_point(seed_rows: List[dict], keep: dict, metric: str) -> dict:
 def pooled_rows(seed_rows: List[dict], keep: dict) -> List[dict]:
     """One row per (series, x): the flow metrics on the flows of all seeds pooled, the others
     averaged over seeds; ``seed`` is null, ``pooled`` True, ``seeds`` counts the runs."""
-    from .samples import pooled, pooled_value
+    from .samples import pooled_value
 
     if not seed_rows:
         return []
     metrics = [k for k in seed_rows[0] if k not in ("figure", "series", "x", "seed", "pooled", "run", "wall_s")]
-    groups: dict = {}
+    out: dict = {}
     for r in seed_rows:
-        groups.setdefault((r["series"], r["x"]), []).append(r)
-    out = []
-    for (series, x), g in groups.items():
-        row = dict(figure=g[0]["figure"], series=series, x=x, seed=None, pooled=True, run="", wall_s=sum(r["wall_s"] for r in g),
-                   seeds=len(g))
-        for m in metrics:
-            runs = {int(r["seed"]): (keep[(series, x, int(r["seed"]))] if pooled(m) else r.get(m, math.nan)) for r in g}
-            row[m] = pooled_value(runs, m)
-        out.append(row)
-    return out
+        row = out.setdefault((r["series"], r["x"]), dict(figure=r["figure"], series=r["series"], x=r["x"], seed=None, pooled=True,
+                                                         run="", wall_s=0.0, seeds=0))
+        row["wall_s"] += r["wall_s"]
+        row["seeds"] += 1
+    for m in metrics:
+        for k, runs in _by_point(seed_rows, keep, m).items():
+            out[k][m] = pooled_value(runs, m)
+    return list(out.values())
 
 
 def judge_claims(s: FigureSpec, seed_rows: List[dict], prows: List[dict], keep: dict) -> List[dict]:
@@ -226,22 +224,19 @@ def judge_claims(s: FigureSpec, seed_rows: List[dict], prows: List[dict], keep: 
     side-by-side run exists."""
     import pandas as pd
 
-    from . import claims as claims_mod, ns3dc, report, verdict
+    from . import claims as claims_mod, ns3dc, verdict
 
     ft = pd.DataFrame(seed_rows)
     prow = pd.DataFrame(prows)
-    seeds = sorted({int(v) for v in ft.seed})
     npts, missing = ns3dc.points(s)
     xs = sorted({float(x) for x in ft.x})
     res = []
     for c in s.claims:
         metric = _metric(s, c)
         r = verdict.judge(c, _by_point(seed_rows, keep, metric), metric, key=f"{s.id}|{c.id}")
-        if len(seeds) > 1:
-            per = {sd: claims_mod.evaluate(c, report.series_table(ft[ft.seed == sd], metric)) for sd in seeds}
-            r["seeds_total"] = len(seeds)
-            r["seeds_holding"] = sum(p["holds"] for p in per.values())
-            r["measured_by_seed"] = {str(sd): p["measured"] for sd, p in per.items()}
+        # each seed alone: claims.evaluate_points' per-seed verdicts
+        r.update({k: v for k, v in claims_mod.evaluate_points(c, ft, metric).items()
+                  if k in ("seeds_total", "seeds_holding", "measured_by_seed")})
         r["evidence"] = verdict.evidence(c, metric, prow)
         if s.ns3dc is not None:
             r["ns3dc"] = _ns3dc_claim(s, c, metric, npts, missing, xs)

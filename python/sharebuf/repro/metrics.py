@@ -53,12 +53,6 @@ from .samples import PCTS, RunFlows, nearest_rank  # noqa: F401  (nearest_rank: 
 CLASSES = ("incast", "short", "long", "all")
 
 
-def _stat(x: np.ndarray, stat: str) -> float:
-    if stat not in PCTS and stat != "mean":
-        raise KeyError(stat)
-    return samples.stat(x, stat)
-
-
 def incast_workloads(scenario: dict) -> set:
     """Names of the incast workloads of a scenario dict (their flows are the incast class)."""
     return {w.get("name") or w["kind"] for w in scenario.get("workload", []) if w.get("kind") == "incast"}
@@ -68,15 +62,6 @@ def _classes(df, incast_names: set) -> Dict[str, object]:
     is_inc = df.workload.isin(incast_names).to_numpy()
     m = class_masks(df.size_bytes.to_numpy(), is_inc)
     return {**{k: df[v] for k, v in m.items()}, "all": df[~is_inc]}
-
-
-def _select(classes: Dict[str, object], df, parts) -> object:
-    """Flows of class ``parts[0]``, restricted to workload ``parts[1:]`` if given."""
-    cls = parts[0]
-    if len(parts) == 1:
-        return classes[cls]
-    wl = ".".join(parts[1:])
-    return df[df.workload == wl] if cls == "incast" else classes[cls][classes[cls].workload == wl]
 
 
 def _leaf_spine(scenario: dict):

@@ -14,7 +14,6 @@ having waited one out. Incast responses of one query share its ``flowstart``.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 

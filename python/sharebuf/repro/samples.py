@@ -240,7 +240,7 @@ def resampled_tables(points: Dict[Point, Dict[int, object]], metric: str, B: int
                     parts.append(smp.resample(np.random.default_rng([base, b, j, xs[x]])))
                 row[b] = stat(np.concatenate(parts), how) if parts else math.nan
         else:
-            vals = np.array([runs.get(s, math.nan) if runs.get(s) is not None else math.nan for s in seeds], dtype=float)
+            vals = np.array([math.nan if runs.get(s) is None else runs[s] for s in seeds], dtype=float)
             for b in range(B):
                 v = vals[draws[b]]
                 v = v[~np.isnan(v)]

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .claims import evaluate
-from .samples import B_DEFAULT, COVERAGE, pooled, pooled_value, resampled_tables, tail_class
+from .samples import B_DEFAULT, COVERAGE, pooled_value, resampled_tables, tail_class
 from .spec import Claim
 
 VERDICTS = ("holds", "fails", "inconclusive")
@@ -149,4 +149,4 @@ def combined(sharebuf: str, ns3dc: Optional[str]) -> str:
     return f"{sharebuf} in sharebuf, {ns3dc} in the authors' simulator"
 
 
-__all__ = ["VERDICTS", "accepted", "interval", "decide", "judge", "judge_fixed", "evidence", "combined", "table", "pooled"]
+__all__ = ["VERDICTS", "accepted", "interval", "decide", "judge", "judge_fixed", "evidence", "combined", "table"]
