@@ -165,3 +165,14 @@ def test_verdicts_side_by_side():
     assert verdict.combined("holds", None) == ""
     assert verdict.combined("inconclusive", "fails") == "inconclusive in sharebuf, fails in the authors' simulator"
     assert verdict.combined("inconclusive", "inconclusive") == "inconclusive in sharebuf and in the authors' simulator"
+
+
+@pytest.mark.parametrize("field,value,msg", [("start_window_ms", -1, "greater than 0"), ("files", [], "at least 1 item"),
+                                             ("series", "XYZ", "series 'XYZ' is not one of")])
+def test_a_malformed_ns3dc_table_is_refused(field, value, msg):
+    from sharebuf.repro.spec import FigureSpec
+
+    d = list_figures()["abm-fig12"].model_dump()
+    d["ns3dc"]["runs"][0][field] = value
+    with pytest.raises(ValueError, match=msg):
+        FigureSpec.model_validate(d)

@@ -108,13 +108,13 @@ class Ns3dcRun(_M):
     series: str
     x: float
     #: Paths of ns3dc fct files, relative to the repository root (one per seed).
-    files: List[str]
+    files: List[str] = Field(min_length=1)
     #: The exact command line(s) behind them, or the path of the file that holds them.
     command: str = ""
     #: Only flows that started in the first ``start_window_ms`` of the arrivals: an fct file
     #: holds the flows that finished by the end of its run, so a run stopped early leaves out
     #: the late starters that were still running, and its last starts are biased short.
-    start_window_ms: Optional[float] = None
+    start_window_ms: Optional[float] = Field(default=None, gt=0)
 
 
 class Ns3dcRef(_M):
