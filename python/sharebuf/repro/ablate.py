@@ -15,11 +15,13 @@ keys win; Cubic's parameters only with ``transport.cc = "cubic"``), written expl
 (or ``none``), so it is not run again. Runs are content-addressed under ``DIR/runs`` as for
 ``sharebuf repro``: runs already there are reused.
 
-For each claim the table gives per variant the claim's measured value and verdict (the rules of
-:mod:`.claims`, evaluated on the variant's runs), whether the verdict differs from its reference
-(``-G`` from ``full``, ``+G`` from ``none``), and the quantities the claim rests on: the panel
-metric of each series at each x, and per series the drops and the flows of the metric's class
-that took a retransmission timeout (``rto_flows.<class>``).
+For each claim the table gives per variant what ``sharebuf repro`` gives the figure: the claim's
+measured value on the variant's runs pooled over seeds, its 95% interval and its verdict (holds /
+fails / inconclusive, :mod:`.verdict`, with the figure's bootstrap draws, so ``full`` reproduces
+the figure's row), whether the verdict differs from its reference (``-G`` from ``full``, ``+G``
+from ``none``), and what the claim rests on: the panel metric of each series at each x (pooled),
+and per series the drops per run, the % of the metric's class that waited out a retransmission
+timeout (``rto_pct.<class>``) and the flows it rests on (``n.<class>``).
 """
 
 from __future__ import annotations
@@ -155,10 +157,8 @@ def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", 
     result = dict(figure, claim, text, rule, metric, profile, scale, seeds, x, groups, rows) with
     one row per variant (see the module doc), and writes ``DIR/ablate-<figure>.md|json``;
     ``dry_run``: only log how many runs it needs and how many are done (returns {})."""
-    import pandas as pd
 
-    from . import _select, claims as claims_mod, point_rows
-    from .report import series_table
+    from . import _by_point, _select, point_rows, pooled_rows, verdict
     from .spec import SCALES, points
     from ..executor import run_key, run_many
 
@@ -216,33 +216,44 @@ def ablate(figure: str, claim_ids: Sequence[str], out, *, scale: str = "quick", 
     for c in cl:
         panel = next(p for p in spec.panels if p.id == c.panel)
         cls = _metric_class(panel.metric)
-        extra = ["drops"] + ([f"rto_flows.{cls}"] if cls else [])
+        extra = ["drops"] + ([f"rto_pct.{cls}", f"n.{cls}"] if cls else [])
         metrics_of[c.id] = (panel.metric, extra)
     all_wanted = sorted({m for pm, ex in metrics_of.values() for m in [pm, *ex]})
-    tables = {v.name: pd.DataFrame(point_rows(spec, scale, plan[v.name], runs_dir, all_wanted)) for v in vs}
+    seed_rows, keep = {}, {}
+    for v in vs:
+        keep[v.name] = {}
+        seed_rows[v.name] = point_rows(spec, scale, plan[v.name], runs_dir, all_wanted, keep=keep[v.name])
     for c in cl:
         metric, extra = metrics_of[c.id]
         series = [c.series, *c.others]
         cx = need[c.id][1]
         rows = []
-        ref_holds = {}
+        verdicts = {}
         for v in vs:
-            t = tables[v.name]
-            t = t[t.series.isin(series) & t.x.apply(lambda x: any(math.isclose(x, float(v_)) for v_ in cx))]
-            r = claims_mod.evaluate(c, series_table(t, metric))
-            ref_holds[v.name] = r["holds"]
-            row: Dict[str, Any] = dict(variant=v.name, kind=v.kind, measured=r["measured"], holds=r["holds"],
-                                       runs=sorted(set(t.run)))
-            row["flips"] = (r["holds"] != ref_holds[v.reference]) if v.reference else None
+            mine = [r for r in seed_rows[v.name]
+                    if r["series"] in series and any(math.isclose(r["x"], float(x)) for x in cx)]
+            # The same bootstrap key for every variant (and as `sharebuf repro`): the variants are
+            # resampled with the same seed and flow draws, so `full` gives the figure's interval.
+            r = verdict.judge(c, _by_point(mine, keep[v.name], metric), metric, key=f"{spec.id}|{c.id}",
+                              x_values=xs)
+            verdicts[v.name] = r["verdict"]
+            row: Dict[str, Any] = dict(variant=v.name, kind=v.kind, measured=r["measured"],
+                                       interval=list(r["interval"]), verdict=r["verdict"],
+                                       runs=sorted({q["run"] for q in mine}))
+            row["flips"] = (r["verdict"] != verdicts[v.reference]) if v.reference else None
+            pooled = {(q["series"], q["x"]): q for q in pooled_rows(mine, keep[v.name])}
             for s in series:
                 for x in cx:
-                    g = t[(t.series == s) & (t.x.apply(lambda q: math.isclose(q, float(x))))]
-                    row[f"{s} @ {_fmt_x(spec, x)}"] = float(g[metric].mean()) if len(g) else math.nan
+                    q = next((q for k, q in pooled.items() if k[0] == s and math.isclose(k[1], float(x))), None)
+                    row[f"{s} @ {_fmt_x(spec, x)}"] = float(q[metric]) if q else math.nan
             for m in extra:
                 for s in series:
-                    g = t[t.series == s]
-                    # summed over the claim's x, mean over seeds
-                    row[f"{m} {s}"] = float(g.groupby("x")[m].mean().sum()) if len(g) else math.nan
+                    qs = [q for k, q in pooled.items() if k[0] == s]
+                    # drops: per run (mean over seeds), summed over the claim's x; rto_pct and n: the
+                    # seeds' flows pooled, at the claim's x (summed for n, mean for rto_pct over x)
+                    vals = [float(q[m]) for q in qs if m in q and q[m] is not None]
+                    row[f"{m} {s}"] = (sum(vals) if m == "drops" or m.startswith("n.") else
+                                       sum(vals) / len(vals)) if vals else math.nan
             rows.append(row)
         results[c.id] = dict(figure=figure, claim=c.id, text=c.text, rule=r["rule"], metric=metric, profile=profile,
                              scale=scale, seeds=seeds or sca.seeds, x=[float(x) for x in cx],
@@ -287,6 +298,8 @@ def _fmt(v) -> str:
         return "yes" if v else "no"
     if v is None:
         return "—"
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if isinstance(v, float):
         if math.isnan(v):
             return "—"
@@ -303,7 +316,9 @@ def to_markdown(result: dict) -> str:
     head = (f"### {result['figure']} {result['claim']}: {result['text']}\n\n"
             f"Rule: {result['rule']} (metric `{result['metric']}`); scale {result['scale']}, seeds {result['seeds']}. "
             f"`-G`: profile `{result['profile']}` without group G; `+G`: only G on; flips: verdict differs from "
-            f"`full` (for -G) or `none` (for +G). Drops and RTO flows: summed over the claim's x.\n\n")
+            f"`full` (for -G) or `none` (for +G). Measured, interval and verdict as `sharebuf repro` (seeds pooled, "
+            f"95% bootstrap interval); drops: per run, summed over the claim's x; rto_pct: % of the class that "
+            f"waited out an RTO, seeds pooled; n: the flows it rests on.\n\n")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in result["rows"]:
         lines.append("| " + " | ".join(_fmt(r[c]) if c != "flips" else ("**flips**" if r[c] else "") for c in cols) + " |")

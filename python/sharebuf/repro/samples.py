@@ -212,18 +212,20 @@ def pooled_value(runs: Dict[int, object], metric: str) -> float:
 
 
 def resampled_tables(points: Dict[Point, Dict[int, object]], metric: str, B: int = B_DEFAULT,
-                     key: Hashable = "") -> List[Dict[str, Dict[float, float]]]:
+                     key: Hashable = "", x_values: Optional[Sequence[float]] = None) -> List[Dict[str, Dict[float, float]]]:
     """B bootstrap draws of the figure's table {series: {x: metric}} (see the module doc).
 
     ``points``: {(series, x): {seed: RunFlows}} for a pooled metric, {(series, x): {seed: value}}
-    for a run-level one. ``key`` (e.g. the figure id) fixes the random numbers."""
+    for a run-level one. ``key`` (e.g. the figure id) fixes the random numbers; ``x_values``
+    (default: the x of ``points``) numbers the x the flow draws are keyed by, so a subset of a
+    figure's points given its figure's x values is drawn exactly as within the figure."""
     seeds = sorted({s for runs in points.values() for s in runs})
     tables: List[Dict[str, Dict[float, float]]] = [dict() for _ in range(B)]
     if not seeds:
         return tables
     base = zlib.crc32(f"{key}|{metric}".encode())
     draws = np.random.default_rng([base, len(seeds)]).integers(0, len(seeds), size=(B, len(seeds)))
-    xs = {x: i for i, x in enumerate(sorted({x for _, x in points}))}
+    xs = {float(x): i for i, x in enumerate(sorted({float(v) for v in (x_values if x_values is not None else [x for _, x in points])}))}
     is_pooled = pooled(metric)
     for (series, x), runs in points.items():
         row = [math.nan] * B
@@ -237,7 +239,7 @@ def resampled_tables(points: Dict[Point, Dict[int, object]], metric: str, B: int
                     if smp is None:
                         continue
                     # the same generator for every series at this (draw, x): paired resamples
-                    parts.append(smp.resample(np.random.default_rng([base, b, j, xs[x]])))
+                    parts.append(smp.resample(np.random.default_rng([base, b, j, xs[float(x)]])))
                 row[b] = stat(np.concatenate(parts), how) if parts else math.nan
         else:
             vals = np.array([math.nan if runs.get(s) is None else runs[s] for s in seeds], dtype=float)

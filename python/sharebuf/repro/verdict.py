@@ -74,11 +74,13 @@ def table(points: Points, metric: str) -> Dict[str, Dict[float, float]]:
     return out
 
 
-def judge(c: Claim, points: Points, metric: str, key: str, B: int = B_DEFAULT) -> dict:
+def judge(c: Claim, points: Points, metric: str, key: str, B: int = B_DEFAULT,
+          x_values: Optional[Sequence[float]] = None) -> dict:
     """The claim on a figure's points ({(series, x): {seed: RunFlows or value}}): the measured
-    value on the pooled table, its interval and the verdict."""
+    value on the pooled table, its interval and the verdict (``x_values``: see
+    :func:`.samples.resampled_tables`)."""
     r = evaluate(c, table(points, metric))
-    draws = [evaluate(c, t)["measured"] for t in resampled_tables(points, metric, B, key=key)]
+    draws = [evaluate(c, t)["measured"] for t in resampled_tables(points, metric, B, key=key, x_values=x_values)]
     lohi = interval(draws)
     r.update(interval=list(lohi), verdict=decide(c, r["measured"], lohi))
     r["holds"] = r["verdict"] == "holds"
