@@ -251,8 +251,11 @@ def _ns3dc_claim(s: FigureSpec, c, metric: str, npts: dict, missing: List[str], 
     import pandas as pd
 
     from . import ns3dc, verdict
-    from .samples import pooled_value
+    from .samples import pooled, pooled_value
 
+    if not pooled(metric):
+        # fct files hold flows only: a run-level metric (occupancy, drops, throughput) is not in them
+        return dict(covered=False, missing=[], not_in_fct=True)
     ok, others = ns3dc.covered(c, npts, xs)
     if not ok:
         return dict(covered=False, missing=missing)

@@ -176,6 +176,8 @@ def _ns3dc_md(c: dict) -> str:
     if not n:
         return ""
     if not n.get("covered"):
+        if n.get("not_in_fct"):
+            return "not in its fct files (flows only)"
         return "fct files not found" if n.get("missing") else "no run at this claim's x values"
     who = f" ({', '.join(n['series'])})" if n.get("series") else ""
     return (f"{_interval(n)}{who}: {VERDICT_MD[n['verdict']]}; {_evidence_md(n.get('evidence'))}"
