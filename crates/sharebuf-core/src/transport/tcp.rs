@@ -293,6 +293,12 @@ impl TcpFlow {
             let (seq, len, rtx) = match self.sb.next_hole(frontier) {
                 Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
+                // ns-3.39's NextSeg rule 3 without (1.b): the first un-SACKed byte not yet
+                // retransmitted, above the highest SACKed one too (the tail of the window).
+                None if cfg.recovery_tail_resend && frontier.max(self.sb.highest()) < self.snd_max => {
+                    let a = frontier.max(self.sb.highest());
+                    (a, cfg.mss_bytes.min(self.snd_max - a), true)
+                }
                 None => break,
             };
             if !self.window_allows(pipe, len, cfg) {
@@ -318,10 +324,13 @@ impl TcpFlow {
     }
 
     /// RFC 6675 pipe: bytes outstanding, less those SACKed and the holes below the highest
-    /// SACKed byte not yet retransmitted (presumed lost).
+    /// SACKed byte not yet retransmitted (presumed lost), plus the tail retransmitted above the
+    /// highest SACKed byte (`recovery_tail = "resend"`; not presumed lost, so its original and
+    /// its retransmission both count, as RFC 6675's SetPipe and ns-3.39's BytesInFlight).
     fn pipe(&self) -> u64 {
         let frontier = self.rexmit_next.max(self.snd_una);
-        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier))
+        let tail_rtx = frontier.saturating_sub(self.sb.highest().max(self.snd_una));
+        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier)) + tail_rtx
     }
 
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
@@ -782,7 +791,7 @@ pub(crate) mod tests {
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1020,6 +1029,61 @@ pub(crate) mod tests {
             } else {
                 // one round trip after the retransmission (its SACKed successors come back)
                 assert!(second_rtx < first_rtx + 200 * PS_PER_MS && second_rtx > first_rtx + 100 * PS_PER_MS, "{sends:?}");
+            }
+        }
+    }
+
+    /// A window's tail lost (`recovery_tail`). NewReno with SACK and PRR, 20 segments of 1000 B
+    /// sent at once (IW 20), 50 ms one way, 0.1 ms per segment; the first transmissions of
+    /// segment 1 (seq 0) and of the last two (seq 18 000, 19 000) are lost. Segments 2..18 come
+    /// back as 17 duplicate ACKs; the 3rd starts recovery (ssthresh 10 000, RecoverFS 20 000) and
+    /// resends seq 0. With "rto" nothing else is sent: no hole lies below the highest SACKed
+    /// byte and no new data is left, so the tail waits for the timer. With "resend" (ns-3.39's
+    /// NextSeg rule 3) each segment PRR allows is the first un-SACKed one not yet resent, above
+    /// the highest SACKed byte H. On the j-th recovery ACK (j = 1..15) SACKed = (j + 2)·1000,
+    /// H = (j + 3)·1000, prr_delivered = 1000·j and pipe = 20 000 − SACKed + (frontier − H)⁺ (a
+    /// resent tail segment counts twice until SACKed). By hand:
+    ///   j = 1: the fast retransmit (seq 0), prr_out 1000;
+    ///   j = 2, 3: pipe 16 000, 15 000 > ssthresh, ceil(1000·j/2) − prr_out < 1000: nothing;
+    ///   j = 4: H 7000, pipe 14 000, 2000 − 1000 = 1000: seq 7000 (still in flight), frontier 8000;
+    ///   j = 5: 2500 − 2000: nothing; j = 6: H 9000, pipe 12 000, 1000: seq 9000, frontier 10 000;
+    ///   j = 7: pipe 11 000, 3500 − 3000: nothing;
+    ///   j = 8: H 11 000, pipe 10 000 = ssthresh: slow-start bound, ssthresh − pipe = 0: nothing;
+    ///   j = 9: H 12 000, pipe 9000: min(1000, 6000 + 1000): seq 12 000, frontier 13 000;
+    ///   j = 10: pipe 8000: 2000: seqs 13 000, 14 000; j = 11: H 14 000, pipe 7000 + 1000: 15 000,
+    ///   16 000; j = 12: pipe 6000 + 2000: 17 000, 18 000; j = 13: pipe 5000 + 3000: 19 000, then
+    ///   the tail is all resent; j = 14, 15: nothing left.
+    /// The receiver then holds everything once the resent seq 0 (sent at 100.3 ms) and the resent
+    /// tail (the last at 101.5 ms) arrive, 1.5 round trips after the start: no timeout.
+    #[test]
+    fn recovery_tail_resent_in_recovery_or_left_to_the_timer() {
+        for resend in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = resend;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 0 | 18_000 | 19_000) && first.insert(p.seq);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<u64> = h.sent.iter().filter(|s| s.2).map(|s| s.1).collect();
+            let log = &h.ack_log;
+            let j1 = log.iter().position(|a| a.2).expect("recovery");
+            assert_eq!(j1, 2, "the third duplicate ACK starts recovery");
+            let sent_per_ack: Vec<usize> = (j1..j1 + 15).map(|k| log[k].1 - log[k - 1].1).collect();
+            let t_rcv = h.f.end_ps.expect("the receiver holds everything");
+            if resend {
+                assert_eq!(sent_per_ack, vec![1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 2, 2, 1, 0, 0]);
+                assert_eq!(rtx, vec![0, 7_000, 9_000, 12_000, 13_000, 14_000, 15_000, 16_000, 17_000, 18_000, 19_000]);
+                assert_eq!(h.f.timeouts, 0);
+                assert!(t_rcv > 150 * PS_PER_MS && t_rcv < 152 * PS_PER_MS, "{t_rcv}");
+            } else {
+                assert_eq!(sent_per_ack, vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+                assert_eq!(h.f.timeouts, 1);
+                assert_eq!(rtx[..2], [0, 18_000]);
+                assert!(t_rcv > 400 * PS_PER_MS, "{t_rcv}");
             }
         }
     }
