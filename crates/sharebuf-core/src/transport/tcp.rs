@@ -66,6 +66,10 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// ns-3.39's CA_CWR (`recovery_tail = "resend"`, ECN-capable flows): entered on an ECN-Echo
+    /// in an ACK of new data, left when the cumulative ACK passes this (snd_max then); while in
+    /// it NextSeg's rule 3 is off, so the window's tail is not resent. NO_RECOVER: not in CWR.
+    cwr_recover: u64,
     /// PRR (RFC 6937): bytes delivered and sent since recovery began, and the flight then.
     prr_delivered: u64,
     prr_out: u64,
@@ -135,6 +139,7 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            cwr_recover: NO_RECOVER,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -295,7 +300,7 @@ impl TcpFlow {
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
                 // ns-3.39's NextSeg rule 3 without (1.b): the first un-SACKed byte not yet
                 // retransmitted, above the highest SACKed one too (the tail of the window).
-                None if cfg.recovery_tail_resend && frontier.max(self.sb.highest()) < self.snd_max => {
+                None if cfg.recovery_tail_resend && self.cwr_recover == NO_RECOVER && frontier.max(self.sb.highest()) < self.snd_max => {
                     let a = frontier.max(self.sb.highest());
                     (a, cfg.mss_bytes.min(self.snd_max - a), true)
                 }
@@ -331,6 +336,21 @@ impl TcpFlow {
         let frontier = self.rexmit_next.max(self.snd_una);
         let tail_rtx = frontier.saturating_sub(self.sb.highest().max(self.snd_una));
         (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier)) + tail_rtx
+    }
+
+    /// ns-3.39's CA_CWR on an ACK that advanced snd_una to `ack` (`recovery_tail = "resend"`
+    /// only): CWR ends once the ACK passes the point set when it began; then an ECN-Echo enters
+    /// it again (TcpSocketBase::ReceivedAck: from Open, Disorder or Recovery alike).
+    #[inline(always)]
+    fn track_cwr(&mut self, ack: u64, ece: bool, cfg: &TransportCfg) {
+        if cfg.recovery_tail_resend && self.ecn {
+            if self.cwr_recover != NO_RECOVER && ack > self.cwr_recover {
+                self.cwr_recover = NO_RECOVER;
+            }
+            if ece && self.cwr_recover == NO_RECOVER {
+                self.cwr_recover = self.snd_max;
+            }
+        }
     }
 
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
@@ -398,6 +418,7 @@ impl TcpFlow {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             self.rto_backed_off = false;
+            self.track_cwr(ack, pkt.has(flags::ECE), cfg);
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
@@ -456,6 +477,7 @@ impl TcpFlow {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             self.rto_backed_off = false;
+            self.track_cwr(ack, ece, cfg);
             self.sb.trim_below(ack);
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
@@ -584,6 +606,8 @@ impl TcpFlow {
             }
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
+                // ns-3.39: the timeout's CA_LOSS replaces CA_CWR.
+                self.cwr_recover = NO_RECOVER;
                 let flight = self.snd_max - self.snd_una;
                 // ssthresh from the window as the timer fired (RFC 5681 eq. 4, or the
                 // algorithm's rule, e.g. RFC 9438 §4.8), only for a segment not yet resent by
@@ -807,6 +831,8 @@ pub(crate) mod tests {
         n: u64,
         out: Vec<Packet>,
         drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>,
+        /// Marks a data packet CE when it returns true (none: no marking).
+        ce_mark: Option<Box<dyn FnMut(&Packet) -> bool + 'd>>,
         /// (time, cwnd, ssthresh) after every event.
         pub trace: Vec<(Time, u64, u64)>,
         /// Data packets sent: (time, seq, retransmission).
@@ -829,15 +855,27 @@ pub(crate) mod tests {
         pub fn with_line_rate(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>, line_rate_bps: u64) -> Self {
             let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps };
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
-            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() };
+            Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: None, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
+        }
+
+        /// As `new`, with data packets marked CE where `mark` returns true.
+        #[allow(clippy::too_many_arguments)]
+        pub fn with_ce_mark(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>, mark: Box<dyn FnMut(&Packet) -> bool + 'd>) -> Self {
+            let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
+            let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
+            Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: Some(mark), trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
+        }
+
+        fn started(mut h: Self, cc: Box<dyn CongestionControl>) -> Self {
             let mut out = std::mem::take(&mut h.out);
+            let start_ps = h.now;
             h.f.start(start_ps, cc.into(), &h.cfg, &mut out);
             h.route(out);
             h
         }
 
         fn route(&mut self, mut out: Vec<Packet>) {
-            for p in out.drain(..) {
+            for mut p in out.drain(..) {
                 self.n += 1;
                 if p.dst == self.f.dst {
                     if p.has(flags::DATA) {
@@ -846,6 +884,9 @@ pub(crate) mod tests {
                         self.sent.push((self.now, p.seq, rtx));
                         if (self.drop)(&p, self.now) {
                             continue;
+                        }
+                        if self.ce_mark.as_mut().is_some_and(|m| m(&p)) {
+                            p.flags |= flags::CE;
                         }
                     }
                     let start = self.now.max(self.data_free);
@@ -1084,6 +1125,40 @@ pub(crate) mod tests {
                 assert_eq!(h.f.timeouts, 1);
                 assert_eq!(rtx[..2], [0, 18_000]);
                 assert!(t_rcv > 400 * PS_PER_MS, "{t_rcv}");
+            }
+        }
+    }
+
+    /// ns-3.39 runs NextSeg's rule 3 only in CA_RECOVERY, not in CA_CWR: an ECN-capable sender
+    /// (DCTCP) that took an ECN-Echo on an ACK of new data stays in CWR until the cumulative ACK
+    /// passes everything sent then, and its lost tail waits for the timer even with
+    /// `recovery_tail = "resend"`. 20 segments of 1000 B at once, seq 5000 and the last two lost:
+    /// unmarked, the tail is resent in the recovery and nothing times out; with seq 0 marked CE
+    /// (its ACK carries ECE and advances snd_una: CWR until the ACK passes 20 000), the hole at
+    /// 5000 is resent and the tail only after the RTO, once.
+    #[test]
+    fn recovery_tail_not_resent_in_ns3_cwr() {
+        for mark in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 18_000 | 19_000) && first.insert(p.seq);
+            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(move |p: &Packet| mark && p.seq == 0));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let t_hole = rtx.iter().find(|r| r.1 == 5_000).expect("the hole is resent").0;
+            let t_tail = rtx.iter().find(|r| r.1 == 18_000).expect("the tail is resent").0;
+            assert!(t_hole < 102 * PS_PER_MS, "mark = {mark}: {rtx:?}");
+            if mark {
+                assert_eq!(h.f.timeouts, 1);
+                assert!(t_tail > 300 * PS_PER_MS, "{rtx:?}");
+            } else {
+                assert_eq!(h.f.timeouts, 0);
+                assert!(t_tail < 102 * PS_PER_MS, "{rtx:?}");
             }
         }
     }
