@@ -294,7 +294,7 @@ impl TcpFlow {
     fn sack_recovery_send(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         loop {
             let frontier = self.rexmit_next.max(self.snd_una);
-            let pipe = self.pipe();
+            let pipe = self.pipe(cfg);
             let (seq, len, rtx) = match self.sb.next_hole(frontier) {
                 Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
@@ -329,12 +329,12 @@ impl TcpFlow {
     }
 
     /// RFC 6675 pipe: bytes outstanding, less those SACKed and the holes below the highest
-    /// SACKed byte not yet retransmitted (presumed lost), plus the tail retransmitted above the
-    /// highest SACKed byte (`recovery_tail = "resend"`; not presumed lost, so its original and
-    /// its retransmission both count, as RFC 6675's SetPipe and ns-3.39's BytesInFlight).
-    fn pipe(&self) -> u64 {
+    /// SACKed byte not yet retransmitted (presumed lost); with `recovery_tail = "resend"`, plus
+    /// the data retransmitted above the highest SACKed byte (not presumed lost, so its original
+    /// and its retransmission both count, as RFC 6675's SetPipe and ns-3.39's BytesInFlight).
+    fn pipe(&self, cfg: &TransportCfg) -> u64 {
         let frontier = self.rexmit_next.max(self.snd_una);
-        let tail_rtx = frontier.saturating_sub(self.sb.highest().max(self.snd_una));
+        let tail_rtx = if cfg.recovery_tail_resend { frontier.saturating_sub(self.sb.highest().max(self.snd_una)) } else { 0 };
         (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier)) + tail_rtx
     }
 
@@ -358,7 +358,7 @@ impl TcpFlow {
     /// recovery may always send one segment (the fast retransmit).
     fn prr_update(&mut self, delivered: u64, cfg: &TransportCfg) {
         self.prr_delivered += delivered;
-        let pipe = self.pipe();
+        let pipe = self.pipe(cfg);
         let ssthresh = self.win.ssthresh_bytes;
         let sndcnt = if pipe > ssthresh {
             // Proportional rate reduction: ceil(prr_delivered·ssthresh / RecoverFS) − prr_out.
