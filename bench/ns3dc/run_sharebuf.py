@@ -58,6 +58,9 @@ VARIANTS = {
     "profile_iw55": ("ns3dc", {"transport.preopened_init_cwnd": "transport"}),
     # lost retransmissions detected from later SACKs (sharebuf's default) instead of left to the RTO
     "profile_rtxdetect": ("ns3dc", {"transport.lost_retransmission": "detect"}),
+    # a window's un-SACKed tail left to the RTO (sharebuf's default, RFC 6675's NextSeg) instead of
+    # resent in recovery (ns-3.39's NextSeg rule 3): the profile before recovery_tail
+    "profile_tailrto": ("ns3dc", {"transport.recovery_tail": "rto"}),
     # TIMELY: the paper's T_low, step and per-64 KB updates instead of ns3dc's (no high increase step)
     "profile_timelypaper": ("ns3dc", {"transport.cc_params.t_low_us": 50, "transport.cc_params.ai_mbps": 10,
                                       "transport.cc_params.hai_mbps": 10, "transport.cc_params.segment_bytes": 64000}),

@@ -275,6 +275,26 @@ def test_profile_leaves_lost_retransmissions_to_the_timer():
         parse_scenario(sc)
 
 
+def test_profile_resends_the_window_tail_in_recovery():
+    """ns-3.39's NextSeg rule 3 lacks RFC 6675's (1.b): in SACK recovery, once no hole is left and
+    no new data, it resends the un-SACKed data above the highest SACKed byte in order. The profile
+    sets recovery_tail = "resend" (the engine's behaviour both ways, hand-computed:
+    transport::tcp::tests::recovery_tail_resent_in_recovery_or_left_to_the_timer); sharebuf's
+    default leaves that tail to the timer; the key reaches the engine only when set; a bad value is
+    one clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    assert parse_scenario(sc).transport.recovery_tail == "resend"
+    assert transport(parse_scenario(sc))["recovery_tail"] == "resend"
+    sc["profile"] = "none"
+    assert parse_scenario(sc).transport.recovery_tail == "rto"
+    assert "recovery_tail" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "newreno", "recovery_tail": "tlp"}
+    with pytest.raises(ScenarioError, match="recovery_tail"):
+        parse_scenario(sc)
+
+
 def test_profile_leaves_timely_alone():
     """The profile sets no TIMELY parameter (ns3dc's, alone, move the grid's TIMELY point away from
     ns3dc: docs/validation.md); the option for ns3dc's high additive increase is there

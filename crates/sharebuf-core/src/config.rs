@@ -183,6 +183,16 @@ pub struct TransportSpec {
     /// or "rto" (only the retransmission timer finds it: ns-3.39's `TcpTxBuffer::NextSeg`).
     #[serde(default = "detect")]
     pub lost_retransmission: String,
+    /// The un-SACKed data above the highest SACKed byte during SACK recovery: "rto" (not
+    /// retransmitted in recovery: RFC 6675's NextSeg with its criterion (1.b); the timer finds
+    /// it) or "resend" (retransmitted in order once no hole is left and no new data, as ns-3.39's
+    /// `TcpTxBuffer::NextSeg` rule 3, which drops (1.b)).
+    #[serde(default = "rto")]
+    pub recovery_tail: String,
+}
+
+fn rto() -> String {
+    "rto".into()
 }
 
 fn detect() -> String {

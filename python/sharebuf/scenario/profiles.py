@@ -26,6 +26,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         # Cubic's classic HyStart (ns-3.39 TcpCubic HyStart=true) is sharebuf's default already.
         "transport.preopened_init_cwnd": "fit",      # incast applications: InitialCwnd = size / 1400 + 1
         "transport.lost_retransmission": "rto",      # TcpTxBuffer::NextSeg never resends a retransmitted segment
+        "transport.recovery_tail": "resend",         # TcpTxBuffer::NextSeg rule 3 lacks RFC 6675's (1.b): in recovery
+                                                     # the un-SACKed tail is resent in order once no hole is left
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):

@@ -81,6 +81,10 @@ class TransportSection(Section):
     #: A lost retransmission during SACK recovery: "detect" (RACK-style, RFC 8985: data sent after
     #: it is SACKed) or "rto" (only the retransmission timer finds it, as ns-3.39).
     lost_retransmission: Literal["detect", "rto"] = "detect"
+    #: The un-SACKed data above the highest SACKed byte during SACK recovery (a window's tail):
+    #: "rto" (not resent in recovery, RFC 6675's NextSeg; the retransmission timer finds it) or
+    #: "resend" (resent in order once no hole and no new data is left, as ns-3.39's NextSeg rule 3).
+    recovery_tail: Literal["rto", "resend"] = "rto"
 
 
 

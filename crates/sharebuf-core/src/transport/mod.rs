@@ -44,6 +44,10 @@ pub struct TransportCfg {
     /// A lost retransmission is left to the retransmission timer (ns-3.39), not detected from
     /// SACKs of later data.
     pub lost_rtx_rto_only: bool,
+    /// In SACK recovery, once no hole below the highest SACKed byte is left and no new data,
+    /// retransmit the un-SACKed data above it in order (ns-3.39's `TcpTxBuffer::NextSeg` rule 3,
+    /// without RFC 6675's criterion (1.b)); else that tail waits for the retransmission timer.
+    pub recovery_tail_resend: bool,
 }
 
 impl TransportCfg {
@@ -75,6 +79,11 @@ impl TransportCfg {
             "rto" => true,
             other => return Err(format!("transport.lost_retransmission = '{other}': not allowed; allowed: detect, rto")),
         };
+        let recovery_tail_resend = match t.recovery_tail.as_str() {
+            "rto" => false,
+            "resend" => true,
+            other => return Err(format!("transport.recovery_tail = '{other}': not allowed; allowed: rto, resend")),
+        };
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
@@ -96,6 +105,7 @@ impl TransportCfg {
             timestamp_tick_ps: t.timestamp_tick_ps,
             preopened_cwnd_fit,
             lost_rtx_rto_only,
+            recovery_tail_resend,
             prr,
         })
     }

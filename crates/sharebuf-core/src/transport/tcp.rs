@@ -66,6 +66,10 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// ns-3.39's CA_CWR (`recovery_tail = "resend"`, ECN-capable flows): entered on an ECN-Echo
+    /// in an ACK of new data, left when the cumulative ACK passes this (snd_max then); while in
+    /// it NextSeg's rule 3 is off, so the window's tail is not resent. NO_RECOVER: not in CWR.
+    cwr_recover: u64,
     /// PRR (RFC 6937): bytes delivered and sent since recovery began, and the flight then.
     prr_delivered: u64,
     prr_out: u64,
@@ -135,6 +139,7 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            cwr_recover: NO_RECOVER,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -289,10 +294,16 @@ impl TcpFlow {
     fn sack_recovery_send(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         loop {
             let frontier = self.rexmit_next.max(self.snd_una);
-            let pipe = self.pipe();
+            let pipe = self.pipe(cfg);
             let (seq, len, rtx) = match self.sb.next_hole(frontier) {
                 Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
+                // ns-3.39's NextSeg rule 3 without (1.b): the first un-SACKed byte not yet
+                // retransmitted, above the highest SACKed one too (the tail of the window).
+                None if cfg.recovery_tail_resend && self.cwr_recover == NO_RECOVER && frontier.max(self.sb.highest()) < self.snd_max => {
+                    let a = frontier.max(self.sb.highest());
+                    (a, cfg.mss_bytes.min(self.snd_max - a), true)
+                }
                 None => break,
             };
             if !self.window_allows(pipe, len, cfg) {
@@ -318,10 +329,28 @@ impl TcpFlow {
     }
 
     /// RFC 6675 pipe: bytes outstanding, less those SACKed and the holes below the highest
-    /// SACKed byte not yet retransmitted (presumed lost).
-    fn pipe(&self) -> u64 {
+    /// SACKed byte not yet retransmitted (presumed lost); with `recovery_tail = "resend"`, plus
+    /// the data retransmitted above the highest SACKed byte (not presumed lost, so its original
+    /// and its retransmission both count, as RFC 6675's SetPipe and ns-3.39's BytesInFlight).
+    fn pipe(&self, cfg: &TransportCfg) -> u64 {
         let frontier = self.rexmit_next.max(self.snd_una);
-        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier))
+        let tail_rtx = if cfg.recovery_tail_resend { frontier.saturating_sub(self.sb.highest().max(self.snd_una)) } else { 0 };
+        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier)) + tail_rtx
+    }
+
+    /// ns-3.39's CA_CWR on an ACK that advanced snd_una to `ack` (`recovery_tail = "resend"`
+    /// only): CWR ends once the ACK passes the point set when it began; then an ECN-Echo enters
+    /// it again (TcpSocketBase::ReceivedAck: from Open, Disorder or Recovery alike).
+    #[inline(always)]
+    fn track_cwr(&mut self, ack: u64, ece: bool, cfg: &TransportCfg) {
+        if cfg.recovery_tail_resend && self.ecn {
+            if self.cwr_recover != NO_RECOVER && ack > self.cwr_recover {
+                self.cwr_recover = NO_RECOVER;
+            }
+            if ece && self.cwr_recover == NO_RECOVER {
+                self.cwr_recover = self.snd_max;
+            }
+        }
     }
 
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
@@ -329,7 +358,7 @@ impl TcpFlow {
     /// recovery may always send one segment (the fast retransmit).
     fn prr_update(&mut self, delivered: u64, cfg: &TransportCfg) {
         self.prr_delivered += delivered;
-        let pipe = self.pipe();
+        let pipe = self.pipe(cfg);
         let ssthresh = self.win.ssthresh_bytes;
         let sndcnt = if pipe > ssthresh {
             // Proportional rate reduction: ceil(prr_delivered·ssthresh / RecoverFS) − prr_out.
@@ -389,6 +418,7 @@ impl TcpFlow {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             self.rto_backed_off = false;
+            self.track_cwr(ack, pkt.has(flags::ECE), cfg);
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
@@ -447,6 +477,7 @@ impl TcpFlow {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             self.rto_backed_off = false;
+            self.track_cwr(ack, ece, cfg);
             self.sb.trim_below(ack);
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
@@ -575,6 +606,8 @@ impl TcpFlow {
             }
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
+                // ns-3.39: the timeout's CA_LOSS replaces CA_CWR.
+                self.cwr_recover = NO_RECOVER;
                 let flight = self.snd_max - self.snd_una;
                 // ssthresh from the window as the timer fired (RFC 5681 eq. 4, or the
                 // algorithm's rule, e.g. RFC 9438 §4.8), only for a segment not yet resent by
@@ -782,7 +815,7 @@ pub(crate) mod tests {
     use crate::engine::PS_PER_MS;
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -798,6 +831,8 @@ pub(crate) mod tests {
         n: u64,
         out: Vec<Packet>,
         drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>,
+        /// Marks a data packet CE when it returns true (none: no marking).
+        ce_mark: Option<Box<dyn FnMut(&Packet) -> bool + 'd>>,
         /// (time, cwnd, ssthresh) after every event.
         pub trace: Vec<(Time, u64, u64)>,
         /// Data packets sent: (time, seq, retransmission).
@@ -820,15 +855,27 @@ pub(crate) mod tests {
         pub fn with_line_rate(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>, line_rate_bps: u64) -> Self {
             let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps };
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
-            let mut h = Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() };
+            Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: None, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
+        }
+
+        /// As `new`, with data packets marked CE where `mark` returns true.
+        #[allow(clippy::too_many_arguments)]
+        pub fn with_ce_mark(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>, mark: Box<dyn FnMut(&Packet) -> bool + 'd>) -> Self {
+            let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
+            let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
+            Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: Some(mark), trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
+        }
+
+        fn started(mut h: Self, cc: Box<dyn CongestionControl>) -> Self {
             let mut out = std::mem::take(&mut h.out);
+            let start_ps = h.now;
             h.f.start(start_ps, cc.into(), &h.cfg, &mut out);
             h.route(out);
             h
         }
 
         fn route(&mut self, mut out: Vec<Packet>) {
-            for p in out.drain(..) {
+            for mut p in out.drain(..) {
                 self.n += 1;
                 if p.dst == self.f.dst {
                     if p.has(flags::DATA) {
@@ -837,6 +884,9 @@ pub(crate) mod tests {
                         self.sent.push((self.now, p.seq, rtx));
                         if (self.drop)(&p, self.now) {
                             continue;
+                        }
+                        if self.ce_mark.as_mut().is_some_and(|m| m(&p)) {
+                            p.flags |= flags::CE;
                         }
                     }
                     let start = self.now.max(self.data_free);
@@ -1020,6 +1070,95 @@ pub(crate) mod tests {
             } else {
                 // one round trip after the retransmission (its SACKed successors come back)
                 assert!(second_rtx < first_rtx + 200 * PS_PER_MS && second_rtx > first_rtx + 100 * PS_PER_MS, "{sends:?}");
+            }
+        }
+    }
+
+    /// A window's tail lost (`recovery_tail`). NewReno with SACK and PRR, 20 segments of 1000 B
+    /// sent at once (IW 20), 50 ms one way, 0.1 ms per segment; the first transmissions of
+    /// segment 1 (seq 0) and of the last two (seq 18 000, 19 000) are lost. Segments 2..18 come
+    /// back as 17 duplicate ACKs; the 3rd starts recovery (ssthresh 10 000, RecoverFS 20 000) and
+    /// resends seq 0. With "rto" nothing else is sent: no hole lies below the highest SACKed
+    /// byte and no new data is left, so the tail waits for the timer. With "resend" (ns-3.39's
+    /// NextSeg rule 3) each segment PRR allows is the first un-SACKed one not yet resent, above
+    /// the highest SACKed byte H. On the j-th recovery ACK (j = 1..15) SACKed = (j + 2)·1000,
+    /// H = (j + 3)·1000, prr_delivered = 1000·j and pipe = 20 000 − SACKed + (frontier − H)⁺ (a
+    /// resent tail segment counts twice until SACKed). By hand:
+    ///   j = 1: the fast retransmit (seq 0), prr_out 1000;
+    ///   j = 2, 3: pipe 16 000, 15 000 > ssthresh, ceil(1000·j/2) − prr_out < 1000: nothing;
+    ///   j = 4: H 7000, pipe 14 000, 2000 − 1000 = 1000: seq 7000 (still in flight), frontier 8000;
+    ///   j = 5: 2500 − 2000: nothing; j = 6: H 9000, pipe 12 000, 1000: seq 9000, frontier 10 000;
+    ///   j = 7: pipe 11 000, 3500 − 3000: nothing;
+    ///   j = 8: H 11 000, pipe 10 000 = ssthresh: slow-start bound, ssthresh − pipe = 0: nothing;
+    ///   j = 9: H 12 000, pipe 9000: min(1000, 6000 + 1000): seq 12 000, frontier 13 000;
+    ///   j = 10: pipe 8000: 2000: seqs 13 000, 14 000; j = 11: H 14 000, pipe 7000 + 1000: 15 000,
+    ///   16 000; j = 12: pipe 6000 + 2000: 17 000, 18 000; j = 13: pipe 5000 + 3000: 19 000, then
+    ///   the tail is all resent; j = 14, 15: nothing left.
+    /// The receiver then holds everything once the resent seq 0 (sent at 100.3 ms) and the resent
+    /// tail (the last at 101.5 ms) arrive, 1.5 round trips after the start: no timeout.
+    #[test]
+    fn recovery_tail_resent_in_recovery_or_left_to_the_timer() {
+        for resend in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = resend;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 0 | 18_000 | 19_000) && first.insert(p.seq);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<u64> = h.sent.iter().filter(|s| s.2).map(|s| s.1).collect();
+            let log = &h.ack_log;
+            let j1 = log.iter().position(|a| a.2).expect("recovery");
+            assert_eq!(j1, 2, "the third duplicate ACK starts recovery");
+            let sent_per_ack: Vec<usize> = (j1..j1 + 15).map(|k| log[k].1 - log[k - 1].1).collect();
+            let t_rcv = h.f.end_ps.expect("the receiver holds everything");
+            if resend {
+                assert_eq!(sent_per_ack, vec![1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 2, 2, 1, 0, 0]);
+                assert_eq!(rtx, vec![0, 7_000, 9_000, 12_000, 13_000, 14_000, 15_000, 16_000, 17_000, 18_000, 19_000]);
+                assert_eq!(h.f.timeouts, 0);
+                assert!(t_rcv > 150 * PS_PER_MS && t_rcv < 152 * PS_PER_MS, "{t_rcv}");
+            } else {
+                assert_eq!(sent_per_ack, vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+                assert_eq!(h.f.timeouts, 1);
+                assert_eq!(rtx[..2], [0, 18_000]);
+                assert!(t_rcv > 400 * PS_PER_MS, "{t_rcv}");
+            }
+        }
+    }
+
+    /// ns-3.39 runs NextSeg's rule 3 only in CA_RECOVERY, not in CA_CWR: an ECN-capable sender
+    /// (DCTCP) that took an ECN-Echo on an ACK of new data stays in CWR until the cumulative ACK
+    /// passes everything sent then, and its lost tail waits for the timer even with
+    /// `recovery_tail = "resend"`. 20 segments of 1000 B at once, seq 5000 and the last two lost:
+    /// unmarked, the tail is resent in the recovery and nothing times out; with seq 0 marked CE
+    /// (its ACK carries ECE and advances snd_una: CWR until the ACK passes 20 000), the hole at
+    /// 5000 is resent and the tail only after the RTO, once.
+    #[test]
+    fn recovery_tail_not_resent_in_ns3_cwr() {
+        for mark in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 18_000 | 19_000) && first.insert(p.seq);
+            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(move |p: &Packet| mark && p.seq == 0));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let t_hole = rtx.iter().find(|r| r.1 == 5_000).expect("the hole is resent").0;
+            let t_tail = rtx.iter().find(|r| r.1 == 18_000).expect("the tail is resent").0;
+            assert!(t_hole < 102 * PS_PER_MS, "mark = {mark}: {rtx:?}");
+            if mark {
+                assert_eq!(h.f.timeouts, 1);
+                assert!(t_tail > 300 * PS_PER_MS, "{rtx:?}");
+            } else {
+                assert_eq!(h.f.timeouts, 0);
+                assert!(t_tail < 102 * PS_PER_MS, "{rtx:?}");
             }
         }
     }
