@@ -82,7 +82,7 @@ impl CongestionControl for Timely {
         self.ctl.start(w, path);
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        let Some(rtt) = a.rtt_ps else { return };
+        let Some(rtt) = a.stamp_rtt_ps() else { return };
         self.acked_since += a.acked_bytes;
         // Completion events: every segment_bytes acknowledged, or once per RTT, whichever
         // comes first (so a slow flow still updates, and a fast one does not wait for an RTT
