@@ -64,6 +64,15 @@ VARIANTS = {
     # TIMELY with ns3dc's values (not in the profile: docs/validation.md)
     "profile_timelyns3dc": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
                                       "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0}),
+    # ns3dc's TIMELY values with its uint64 rtt_diff (a negative difference wraps) and its gradient over
+    # the 80 us propagation RTT
+    "profile_timelywrap": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
+                                     "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
+                                     "transport.cc_params.rtt_diff_wraps": True}),
+    "profile_timelywrapprop": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
+                                         "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
+                                         "transport.cc_params.rtt_diff_wraps": True,
+                                         "transport.cc_params.gradient_base": "propagation"}),
     "profile_timelytlow200": ("ns3dc", {"transport.cc_params.ai_mbps": 10, "transport.cc_params.hai_mbps": 10,
                                         "transport.cc_params.segment_bytes": 64000}),
 }
