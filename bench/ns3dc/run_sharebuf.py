@@ -73,6 +73,11 @@ VARIANTS = {
                                          "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
                                          "transport.cc_params.rtt_diff_wraps": True,
                                          "transport.cc_params.gradient_base": "propagation"}),
+    "profile_timelypace": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
+                                     "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
+                                     "transport.cc_params.rtt_diff_wraps": True,
+                                     "transport.cc_params.gradient_base": "propagation",
+                                     "transport.pacing_size": "payload"}),
     "profile_timelytlow200": ("ns3dc", {"transport.cc_params.ai_mbps": 10, "transport.cc_params.hai_mbps": 10,
                                         "transport.cc_params.segment_bytes": 64000}),
 }

@@ -183,6 +183,14 @@ pub struct TransportSpec {
     /// or "rto" (only the retransmission timer finds it: ns-3.39's `TcpTxBuffer::NextSeg`).
     #[serde(default = "detect")]
     pub lost_retransmission: String,
+    /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
+    /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
+    #[serde(default = "packet")]
+    pub pacing_size: String,
+}
+
+fn packet() -> String {
+    "packet".into()
 }
 
 fn detect() -> String {

@@ -132,7 +132,8 @@ def transport(sc: Scenario) -> dict:
     min_rto = us(t.min_rto_us)
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same): a spec,
     # and so a run's key, stays what it was for every scenario that does not use them.
-    extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"))
+    extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
+                                                              ("pacing_size", "packet"))
              if getattr(t, k) != default}
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,

@@ -44,6 +44,8 @@ pub struct TransportCfg {
     /// A lost retransmission is left to the retransmission timer (ns-3.39), not detected from
     /// SACKs of later data.
     pub lost_rtx_rto_only: bool,
+    /// Pacing books the payload only (ns3dc), not payload + header_bytes.
+    pub pace_payload_only: bool,
 }
 
 impl TransportCfg {
@@ -75,6 +77,11 @@ impl TransportCfg {
             "rto" => true,
             other => return Err(format!("transport.lost_retransmission = '{other}': not allowed; allowed: detect, rto")),
         };
+        let pace_payload_only = match t.pacing_size.as_str() {
+            "packet" => false,
+            "payload" => true,
+            other => return Err(format!("transport.pacing_size = '{other}': not allowed; allowed: packet, payload")),
+        };
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
@@ -96,6 +103,7 @@ impl TransportCfg {
             timestamp_tick_ps: t.timestamp_tick_ps,
             preopened_cwnd_fit,
             lost_rtx_rto_only,
+            pace_payload_only,
             prr,
         })
     }
