@@ -58,28 +58,19 @@ VARIANTS = {
     "profile_iw55": ("ns3dc", {"transport.preopened_init_cwnd": "transport"}),
     # lost retransmissions detected from later SACKs (sharebuf's default) instead of left to the RTO
     "profile_rtxdetect": ("ns3dc", {"transport.lost_retransmission": "detect"}),
-    # TIMELY: the paper's T_low, step and per-64 KB updates instead of ns3dc's (no high increase step)
+    # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,
+    # instead of ns3dc's (ns3dc's pacing kept)
     "profile_timelypaper": ("ns3dc", {"transport.cc_params.t_low_us": 50, "transport.cc_params.ai_mbps": 10,
-                                      "transport.cc_params.hai_mbps": 10, "transport.cc_params.segment_bytes": 64000}),
-    # TIMELY with ns3dc's values (not in the profile: docs/validation.md)
-    "profile_timelyns3dc": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
-                                      "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0}),
-    # ns3dc's TIMELY values with its uint64 rtt_diff (a negative difference wraps) and its gradient over
-    # the 80 us propagation RTT
-    "profile_timelywrap": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
-                                     "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
-                                     "transport.cc_params.rtt_diff_wraps": True}),
-    "profile_timelywrapprop": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
-                                         "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
-                                         "transport.cc_params.rtt_diff_wraps": True,
-                                         "transport.cc_params.gradient_base": "propagation"}),
-    "profile_timelypace": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
-                                     "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0,
-                                     "transport.cc_params.rtt_diff_wraps": True,
-                                     "transport.cc_params.gradient_base": "propagation",
-                                     "transport.pacing_size": "payload"}),
-    "profile_timelytlow200": ("ns3dc", {"transport.cc_params.ai_mbps": 10, "transport.cc_params.hai_mbps": 10,
-                                        "transport.cc_params.segment_bytes": 64000}),
+                                      "transport.cc_params.hai_mbps": 10, "transport.cc_params.segment_bytes": 64000,
+                                      "transport.cc_params.rtt_diff_wraps": False,
+                                      "transport.cc_params.gradient_base": "tau",
+                                      "transport.cc_params.keep_initial_window": False}),
+    # the profile without one of ns3dc's TIMELY details (profile_timelynoiw: without the initial window)
+    "profile_timelynowrap": ("ns3dc", {"transport.cc_params.rtt_diff_wraps": False}),
+    "profile_timelynoiw": ("ns3dc", {"transport.cc_params.keep_initial_window": False}),
+    "profile_timelytau": ("ns3dc", {"transport.cc_params.gradient_base": "tau"}),
+    # (t_low_us repeats the profile's value: it keeps this variant to the TIMELY points)
+    "profile_timelypacket": ("ns3dc", {"transport.pacing_size": "packet", "transport.cc_params.t_low_us": 200}),
 }
 
 

@@ -9,7 +9,11 @@
 //! T_low or gradient branch — adds δ, and once `hai_after` increases came in a row it adds
 //! `hai_mbps` instead; any decrease restarts the count.
 //!
-//! Two more of ns3dc's details, off by default:
+//! More of ns3dc's details, off by default:
+//! * `keep_initial_window = true`: the transport's initial window holds until the first rate
+//!   update (ns3dc's TcpSocketBase sets cwnd = InitialCwnd segments at the SYN-ACK, after
+//!   TcpAdvanced::Init made it unlimited; only SetCCRate, at the second once-per-RTT trigger,
+//!   lifts it). The default starts unlimited, pacing alone.
 //! * `gradient_base = "propagation"`: g = rtt_diff / the path's propagation RTT (ns3dc divides
 //!   by its configured base RTT, 8 link delays = 80 µs here, whose serialization term is lost to
 //!   a unit slip); the default "tau" divides by τ, which includes serialization at every hop.
@@ -48,6 +52,8 @@ pub struct Timely {
     grad_by_propagation: bool,
     /// rtt_diff kept between updates as ns3dc's uint64 ns.
     rtt_diff_wraps: bool,
+    /// The transport's initial window holds until the first rate update.
+    keep_initial_window: bool,
 }
 
 /// 2⁶⁴ (ns): a negative rtt_diff stored in ns3dc's `uint64_t lastRTTdiff`.
@@ -61,7 +67,7 @@ pub fn ns3dc_stored_rtt_diff_ps(d_ps: f64) -> f64 {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "hai_mbps", "min_rate_mbps", "segment_bytes", "gradient_base", "rtt_diff_wraps"])?;
+    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "hai_mbps", "min_rate_mbps", "segment_bytes", "gradient_base", "rtt_diff_wraps", "keep_initial_window"])?;
     let t_low = p.f64_or("t_low_us", 50.0)?;
     let t_high = p.f64_or("t_high_us", 500.0)?;
     if !(0.0 <= t_low && t_low < t_high) {
@@ -93,6 +99,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         acked_since: 0,
         grad_by_propagation: p.str_or("gradient_base", "tau", &["tau", "propagation"])? == "propagation",
         rtt_diff_wraps: p.bool_or("rtt_diff_wraps", false)?,
+        keep_initial_window: p.bool_or("keep_initial_window", false)?,
     }))
 }
 
@@ -105,7 +112,11 @@ impl CongestionControl for Timely {
     }
     fn on_start(&mut self, w: &mut Window, _now: Time, path: &PathInfo) {
         self.min_rtt_ps = if self.grad_by_propagation { path.base_rtt_ps } else { path.tau_ps } as f64;
+        let iw = w.cwnd_bytes;
         self.ctl.start(w, path);
+        if self.keep_initial_window {
+            w.cwnd_bytes = iw;
+        }
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let Some(rtt) = a.stamp_rtt_ps() else { return };

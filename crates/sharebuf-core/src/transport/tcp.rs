@@ -993,6 +993,28 @@ pub(crate) mod tests {
         }
     }
 
+    /// TIMELY at 10 Gbps, 1400 B segments without headers (1.12 us apart), a 10-segment initial
+    /// window, 10 us each way, no serialization: with `keep_initial_window` the 11th segment
+    /// waits for the first ACK (sent at 0, back at 20 us + 1 ps), else it leaves at 11.2 us; the
+    /// second rate update (the first ACK beyond what was sent at the first, segment 11's, back at
+    /// 40 us) lifts the window.
+    #[test]
+    fn timely_keeps_the_initial_window_until_its_first_update() {
+        for (keep, t11) in [(false, 10 * 1_120_000), (true, 20 * PS_PER_US + 1)] {
+            let mut c = cfg(1400, true);
+            c.init_cwnd_packets = 10;
+            let mut p = serde_json::Map::new();
+            p.insert("keep_initial_window".into(), serde_json::Value::Bool(keep));
+            let cc = crate::cc::build("timely", &p).unwrap();
+            let mut h = Harness::with_line_rate(1_400_000, c, cc, 10 * PS_PER_US, 1, 0, Box::new(|_, _| false), 10_000_000_000);
+            h.run_until(30 * PS_PER_US);
+            assert_eq!(h.sent[10].0, t11, "keep = {keep}");
+            assert_eq!(h.f.win.cwnd_bytes, if keep { 14_000 } else { u64::MAX / 4 });
+            h.run_until(45 * PS_PER_US);
+            assert_eq!(h.f.win.cwnd_bytes, u64::MAX / 4, "keep = {keep}");
+        }
+    }
+
     #[test]
     fn preopened_init_cwnd_fit_is_size_over_mss_plus_one() {
         // ns3dc's incast applications: InitialCwnd = flowSize / PACKET_SIZE + 1. 92,160 B at 1400 B
