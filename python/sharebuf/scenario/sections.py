@@ -81,7 +81,7 @@ class TransportSection(Section):
     #: A lost retransmission during SACK recovery: "detect" (RACK-style, RFC 8985: data sent after
     #: it is SACKed) or "rto" (only the retransmission timer finds it, as ns-3.39).
     lost_retransmission: Literal["detect", "rto"] = "detect"
-    #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC) books at the pacing rate:
+    #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).
     pacing_size: Literal["packet", "payload"] = "packet"
