@@ -4,7 +4,7 @@
 //!   rtt < T_low → R += δ;  rtt > T_high → R ← R·(1 − β(1 − T_high/rtt));
 //!   g ≤ 0 → R += N·δ (N = 5 after 5 consecutive such updates: hyper-active increase);
 //!   else R ← R·(1 − β·g).
-//! The gradient is signed (the ABM code keeps it in an unsigned integer, a bug we do not copy).
+//! The gradient is signed by default (the ABM code keeps rtt_diff in an unsigned integer: `rtt_diff_wraps`).
 //! `hai_mbps` gives ns3dc's variant (ns-3.39 `TcpAdvanced::UpdateRateTimely`): every increase —
 //! T_low or gradient branch — adds δ, and once `hai_after` increases came in a row it adds
 //! `hai_mbps` instead; any decrease restarts the count.
