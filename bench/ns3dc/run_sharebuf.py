@@ -61,14 +61,19 @@ VARIANTS = {
     # a window's un-SACKed tail left to the RTO (sharebuf's default, RFC 6675's NextSeg) instead of
     # resent in recovery (ns-3.39's NextSeg rule 3): the profile before recovery_tail
     "profile_tailrto": ("ns3dc", {"transport.recovery_tail": "rto"}),
-    # TIMELY: the paper's T_low, step and per-64 KB updates instead of ns3dc's (no high increase step)
+    # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,
+    # instead of ns3dc's (ns3dc's pacing kept)
     "profile_timelypaper": ("ns3dc", {"transport.cc_params.t_low_us": 50, "transport.cc_params.ai_mbps": 10,
-                                      "transport.cc_params.hai_mbps": 10, "transport.cc_params.segment_bytes": 64000}),
-    # TIMELY with ns3dc's values (not in the profile: docs/validation.md)
-    "profile_timelyns3dc": ("ns3dc", {"transport.cc_params.t_low_us": 200, "transport.cc_params.ai_mbps": 100,
-                                      "transport.cc_params.hai_mbps": 150, "transport.cc_params.segment_bytes": 0}),
-    "profile_timelytlow200": ("ns3dc", {"transport.cc_params.ai_mbps": 10, "transport.cc_params.hai_mbps": 10,
-                                        "transport.cc_params.segment_bytes": 64000}),
+                                      "transport.cc_params.hai_mbps": 10, "transport.cc_params.segment_bytes": 64000,
+                                      "transport.cc_params.rtt_diff_wraps": False,
+                                      "transport.cc_params.gradient_base": "tau",
+                                      "transport.cc_params.keep_initial_window": False}),
+    # the profile without one of ns3dc's TIMELY details (profile_timelynoiw: without the initial window)
+    "profile_timelynowrap": ("ns3dc", {"transport.cc_params.rtt_diff_wraps": False}),
+    "profile_timelynoiw": ("ns3dc", {"transport.cc_params.keep_initial_window": False}),
+    "profile_timelytau": ("ns3dc", {"transport.cc_params.gradient_base": "tau"}),
+    # (t_low_us repeats the profile's value: it keeps this variant to the TIMELY points)
+    "profile_timelypacket": ("ns3dc", {"transport.pacing_size": "packet", "transport.cc_params.t_low_us": 200}),
 }
 
 

@@ -295,17 +295,39 @@ def test_profile_resends_the_window_tail_in_recovery():
         parse_scenario(sc)
 
 
-def test_profile_leaves_timely_alone():
-    """The profile sets no TIMELY parameter (ns3dc's, alone, move the grid's TIMELY point away from
-    ns3dc: docs/validation.md); the option for ns3dc's high additive increase is there
-    (cc::timely::tests::ns3dc_high_ai_counts_increases_of_either_branch) and a run takes it."""
+def test_profile_sets_ns3dc_timely():
+    """The profile runs TIMELY as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
+    its parameters go to TIMELY only, a scenario's own value wins, and every rate-paced sender
+    books the payload alone. The hand computations are cc::timely's and transport::tcp's tests."""
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "timely"}
-    assert parse_scenario(sc).transport.cc_params == {}
-    sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 200, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0}}
-    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 100_000, "start_s": 0.0}]}]
-    assert sharebuf.run(sc, quiet=True).summary["flows"]["unfinished"] == 0
+    t = parse_scenario(sc).transport
+    assert t.cc_params == {"t_low_us": 200, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0,
+                           "gradient_base": "propagation", "rtt_diff_wraps": True, "keep_initial_window": True}
+    assert t.pacing_size == "payload"
+    sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 50}}
+    assert parse_scenario(sc).transport.cc_params["t_low_us"] == 50
+    sc["transport"] = {"cc": "dctcp"}
+    assert "t_low_us" not in parse_scenario(sc).transport.cc_params
+    sc.pop("profile")
+    sc["transport"] = {"cc": "timely"}
+    t = parse_scenario(sc).transport
+    assert t.cc_params == {} and t.pacing_size == "packet"
+
+
+def test_timely_reads_its_send_stamp_not_the_ms_timestamp_tick():
+    """ns-3's TCP timestamps count whole ms (the profile's timestamp_tick_us = 1000) but ns3dc's
+    TIMELY takes its RTT from its own ns send stamp: a lone TIMELY flow under the profile finishes
+    exactly as with an exact clock (no loss, so the RTO estimator's coarser samples never act) and
+    near line rate; when TIMELY read the 1 µs / 1 ms samples it ran at 0.36 Gbps."""
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "timely"}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 5_000_000, "start_s": 0.0}]}]
+    fl = [sharebuf.run(sc, quiet=True).flows for sc["transport"]["timestamp_tick_us"] in (1000, 0)]
+    assert fl[0]["fct_s"].iloc[0] == fl[1]["fct_s"].iloc[0]
+    assert fl[0]["slowdown"].iloc[0] < 1.2
 
 
 # ----------------------------------------------------------------------------- 5. incast replay

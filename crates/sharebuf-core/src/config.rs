@@ -189,10 +189,18 @@ pub struct TransportSpec {
     /// `TcpTxBuffer::NextSeg` rule 3, which drops (1.b)).
     #[serde(default = "rto")]
     pub recovery_tail: String,
+    /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
+    /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
+    #[serde(default = "packet")]
+    pub pacing_size: String,
 }
 
 fn rto() -> String {
     "rto".into()
+}
+
+fn packet() -> String {
+    "packet".into()
 }
 
 fn detect() -> String {

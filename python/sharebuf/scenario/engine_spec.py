@@ -133,7 +133,7 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same): a spec,
     # and so a run's key, stays what it was for every scenario that does not use them.
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
-                                                  ("recovery_tail", "rto"))
+                                                  ("recovery_tail", "rto"), ("pacing_size", "packet"))
              if getattr(t, k) != default}
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,

@@ -35,8 +35,16 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
         # ns-3.39 TcpDctcp (for DCTCP only):
         "transport.cc_params.loss_ssthresh": "alpha",  # GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts too
-        # ns3dc's TIMELY parameters (T_low 200 us, AI 100 Mbps, cc_params.hai_mbps 150, segment_bytes 0) are not
-        # set: alone they move the grid's TIMELY point away from ns3dc (docs/validation.md, TIMELY).
+        # ns3dc's TcpAdvanced (TIMELY, PowerTCP, θ-PowerTCP): CC_pacingTimer waits payload / rate after each segment
+        "transport.pacing_size": "payload",
+        # ns3dc's TIMELY (TcpAdvanced::UpdateRateTimely, run-main.sh; for TIMELY only):
+        "transport.cc_params.t_low_us": 200,           # TimelyTlow 200 us (the paper: 50)
+        "transport.cc_params.ai_mbps": 100,            # AI 100 Mbps (the paper: 10)
+        "transport.cc_params.hai_mbps": 150,           # HighAI 150 Mbps after 5 increases of either branch
+        "transport.cc_params.segment_bytes": 0,        # once per RTT only (no 64 KB completion events)
+        "transport.cc_params.gradient_base": "propagation",  # gradient over the configured 80 us base RTT
+        "transport.cc_params.rtt_diff_wraps": True,    # uint64_t lastRTTdiff: a negative difference wraps
+        "transport.cc_params.keep_initial_window": True,  # cwnd = InitialCwnd from the SYN-ACK until the first SetCCRate
     },
 }
 
@@ -45,7 +53,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
 #: congestion control it belongs to): applied to transport.cc_params when transport.cc is that one, and to
 #: the cc_params of every workload whose own cc is.
 CC_PARAMS_PREFIX = "transport.cc_params."
-CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp"}
+CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp",
+                **{k: "timely" for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
+                                         "rtt_diff_wraps", "keep_initial_window")}}
 
 
 def cc_param_owner(dotted: str) -> Optional[str]:

@@ -85,6 +85,10 @@ class TransportSection(Section):
     #: "rto" (not resent in recovery, RFC 6675's NextSeg; the retransmission timer finds it) or
     #: "resend" (resent in order once no hole and no new data is left, as ns-3.39's NextSeg rule 3).
     recovery_tail: Literal["rto", "resend"] = "rto"
+    #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
+    #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
+    #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).
+    pacing_size: Literal["packet", "payload"] = "packet"
 
 
 

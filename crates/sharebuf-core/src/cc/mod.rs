@@ -67,6 +67,23 @@ pub struct AckInfo<'a> {
     pub path: &'a PathInfo,
 }
 
+impl AckInfo<'_> {
+    /// RTT from the echoed send stamp at full resolution: `now − echo_ts_ps`, whenever the
+    /// transport took a sample (`rtt_ps` is Some). `rtt_ps` is the TCP estimator's sample,
+    /// quantized by `transport.timestamp_tick_us` (ns-3's TCP timestamps count whole ms); the
+    /// delay-based rate algorithms (TIMELY, θ-PowerTCP) carry their own send stamp (the paper:
+    /// NIC hardware timestamps; ns3dc's TcpAdvanced: a FeedbackTag stamped in ns when
+    /// TcpSocketBase::SendDataPacket builds the segment) and read this one. Equal to `rtt_ps`
+    /// when the tick is 0.
+    #[inline(always)]
+    pub fn stamp_rtt_ps(&self) -> Option<Time> {
+        match self.rtt_ps {
+            Some(_) => Some(self.now - self.echo_ts_ps),
+            None => None,
+        }
+    }
+}
+
 /// A congestion-control algorithm, one value per flow.
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;

@@ -56,7 +56,7 @@ impl RateCtl {
     /// (when losses stall the cumulative ACK) for any ACK an RTT after the previous update,
     /// so a rate-based sender keeps reacting while it recovers.
     pub fn once_per_rtt(&mut self, a: &AckInfo) -> bool {
-        let rtt = a.rtt_ps.unwrap_or(a.path.tau_ps).max(a.path.tau_ps);
+        let rtt = a.stamp_rtt_ps().unwrap_or(a.path.tau_ps).max(a.path.tau_ps);
         if a.snd_una > self.last_update_seq || a.now >= self.last_update_ps + rtt {
             self.last_update_seq = a.snd_nxt;
             self.last_update_ps = a.now;

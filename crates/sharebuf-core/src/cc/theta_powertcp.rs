@@ -51,7 +51,7 @@ impl CongestionControl for ThetaPowerTcp {
         self.last_update = now;
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        let Some(rtt) = a.rtt_ps else { return };
+        let Some(rtt) = a.stamp_rtt_ps() else { return };
         if !self.ctl.once_per_rtt(a) {
             return;
         }

@@ -48,6 +48,8 @@ pub struct TransportCfg {
     /// retransmit the un-SACKed data above it in order (ns-3.39's `TcpTxBuffer::NextSeg` rule 3,
     /// without RFC 6675's criterion (1.b)); else that tail waits for the retransmission timer.
     pub recovery_tail_resend: bool,
+    /// Pacing books the payload only (ns3dc), not payload + header_bytes.
+    pub pace_payload_only: bool,
 }
 
 impl TransportCfg {
@@ -84,6 +86,11 @@ impl TransportCfg {
             "resend" => true,
             other => return Err(format!("transport.recovery_tail = '{other}': not allowed; allowed: rto, resend")),
         };
+        let pace_payload_only = match t.pacing_size.as_str() {
+            "packet" => false,
+            "payload" => true,
+            other => return Err(format!("transport.pacing_size = '{other}': not allowed; allowed: packet, payload")),
+        };
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
@@ -106,6 +113,7 @@ impl TransportCfg {
             preopened_cwnd_fit,
             lost_rtx_rto_only,
             recovery_tail_resend,
+            pace_payload_only,
             prr,
         })
     }

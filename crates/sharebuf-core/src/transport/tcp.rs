@@ -284,7 +284,8 @@ impl TcpFlow {
             self.pace.arm(self.next_send_ps);
             return false;
         }
-        self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(len + cfg.header_bytes, self.win.pacing_rate_bps);
+        let booked = if cfg.pace_payload_only { len } else { len + cfg.header_bytes };
+        self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(booked, self.win.pacing_rate_bps);
         true
     }
 
@@ -812,10 +813,10 @@ pub(crate) mod tests {
     use super::*;
     use crate::cc::cubic::{Cubic, HyStart, HyStartCfg};
     use crate::cc::CongestionControl;
-    use crate::engine::PS_PER_MS;
+    use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, pace_payload_only: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1022,6 +1023,46 @@ pub(crate) mod tests {
         };
         let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
         Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop))
+    }
+
+    /// A rate-paced sender (TIMELY at its initial 10 Gbps) books each packet's wire size
+    /// (1400 B + 54 B of headers: 1,163,200 ps apart) or, as ns3dc's CC pacing timer, its payload
+    /// (1400 B: 1,120,000 ps, 3.9 % faster than the wire drains it). The first 10 packets leave
+    /// before the first ACK (20 us).
+    #[test]
+    fn pacing_books_the_packet_or_the_payload() {
+        for (payload_only, gap) in [(false, 1_163_200), (true, 1_120_000)] {
+            let mut c = cfg(1400, true);
+            c.header_bytes = 54;
+            c.pace_payload_only = payload_only;
+            let cc = crate::cc::build("timely", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_line_rate(14_000, c, cc, 10 * PS_PER_US, 1, 0, Box::new(|_, _| false), 10_000_000_000);
+            h.run_until(15 * PS_PER_US);
+            let t: Vec<Time> = h.sent.iter().map(|s| s.0).collect();
+            assert_eq!(t, (0..10).map(|k| k * gap).collect::<Vec<_>>(), "payload_only = {payload_only}");
+        }
+    }
+
+    /// TIMELY at 10 Gbps, 1400 B segments without headers (1.12 us apart), a 10-segment initial
+    /// window, 10 us each way, no serialization: with `keep_initial_window` the 11th segment
+    /// waits for the first ACK (sent at 0, back at 20 us + 1 ps), else it leaves at 11.2 us; the
+    /// second rate update (the first ACK beyond what was sent at the first, segment 11's, back at
+    /// 40 us) lifts the window.
+    #[test]
+    fn timely_keeps_the_initial_window_until_its_first_update() {
+        for (keep, t11) in [(false, 10 * 1_120_000), (true, 20 * PS_PER_US + 1)] {
+            let mut c = cfg(1400, true);
+            c.init_cwnd_packets = 10;
+            let mut p = serde_json::Map::new();
+            p.insert("keep_initial_window".into(), serde_json::Value::Bool(keep));
+            let cc = crate::cc::build("timely", &p).unwrap();
+            let mut h = Harness::with_line_rate(1_400_000, c, cc, 10 * PS_PER_US, 1, 0, Box::new(|_, _| false), 10_000_000_000);
+            h.run_until(30 * PS_PER_US);
+            assert_eq!(h.sent[10].0, t11, "keep = {keep}");
+            assert_eq!(h.f.win.cwnd_bytes, if keep { 14_000 } else { u64::MAX / 4 });
+            h.run_until(45 * PS_PER_US);
+            assert_eq!(h.f.win.cwnd_bytes, u64::MAX / 4, "keep = {keep}");
+        }
     }
 
     #[test]
