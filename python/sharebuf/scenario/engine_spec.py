@@ -123,6 +123,17 @@ def host(sc: Scenario, switch_ecn: List[int]) -> dict:
     return dict(nic_ecn_k_bytes=nic_k, nic_qdisc=sc.host.nic_qdisc, device_queue_packets=sc.host.device_queue_packets)
 
 
+#: Congestion controls whose senders are paced at a rate (the engine's cc modules that set a pacing
+#: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window); window-based ones
+#: (newreno, dctcp, cubic) never pace, so ``transport.pacing_size`` cannot act on them.
+RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window")
+
+
+def _paced(sc: Scenario) -> bool:
+    """Whether any flow of the scenario runs a rate-paced congestion control."""
+    return sc.transport.cc in RATE_PACED_CCS or any(getattr(w, "cc", None) in RATE_PACED_CCS for w in sc.workload)
+
+
 def transport(sc: Scenario) -> dict:
     """``[transport]``; unscheduled bytes default to one BDP of the longest path."""
     t, topo = sc.transport, sc.topology
@@ -130,11 +141,12 @@ def transport(sc: Scenario) -> dict:
     if unsched is None:
         unsched = int(bps(topo.host_link_gbps) * topo.max_base_rtt_us() * 1e-6 / 8)
     min_rto = us(t.min_rto_us)
-    # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same): a spec,
-    # and so a run's key, stays what it was for every scenario that does not use them.
+    # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
+    # pacing_size, only when a flow is paced: a spec, and so a run's key, stays what it was for
+    # every scenario they cannot act on.
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"))
-             if getattr(t, k) != default}
+             if getattr(t, k) != default and (k != "pacing_size" or _paced(sc))}
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                 initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,
