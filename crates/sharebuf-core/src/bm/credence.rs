@@ -22,10 +22,13 @@
 use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
 use crate::packet::Packet;
+use crate::engine::tx_time_ps;
+use crate::switch::{PickKind, SchedState};
+use super::SchedKind;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// The EWMAs of Credence's predictor features (credence.md §2.1): q̄ per queue and Q̄ per switch,
 /// updated only at departures (and push-outs), with the value just after it:
@@ -182,6 +185,90 @@ struct OracleEntry {
     drops: Vec<u32>,
 }
 
+/// `thresholds = "shadow"`: an exact virtual LQD fed every arrival of the switch and served at
+/// each port's line rate, independently of the real queues (credence.md §5.1). Its queue bytes
+/// are the thresholds. Virtual packets are kept as their sizes (a queue's FIFO holds sizes, so
+/// the switch's own scheduler picks among them with the sizes as ids). Advanced lazily to the
+/// time of each arrival; a packet leaves the virtual buffer when its transmission starts, as in
+/// the switch. Push-out follows `lqd`'s rule exactly (enqueue, then trim the longest queue's
+/// tail; the arrival's own queue loses ties; else the lowest index).
+pub struct Shadow {
+    nq: usize,
+    b: u64,
+    rates: Vec<u64>,
+    fifo: Vec<VecDeque<u32>>,
+    bytes: Vec<u64>,
+    occ: u64,
+    /// Per port: when its current virtual transmission ends.
+    free_at: Vec<Time>,
+    sched: Vec<SchedState>,
+    kind: Option<(SchedKind, PickKind)>,
+    quantum: u64,
+}
+
+impl Shadow {
+    pub fn new(rates: &[u64], nq: usize, b: u64, quantum: u64) -> Self {
+        let n = rates.len() * nq;
+        Shadow { nq, b, rates: rates.to_vec(), fifo: vec![VecDeque::new(); n], bytes: vec![0; n], occ: 0, free_at: vec![0; rates.len()], sched: vec![SchedState::default(); rates.len()], kind: None, quantum }
+    }
+
+    /// Serve every port up to `now`: each starts its next packet when the previous one ends.
+    fn advance(&mut self, sched: &SchedKind, now: Time) {
+        let nq = self.nq;
+        let (kind, pick) = self.kind.get_or_insert_with(|| (sched.clone(), PickKind::of(sched, nq))).clone();
+        for p in 0..self.rates.len() {
+            // Strictly before `now`: a transmission ending exactly at an arrival's time is
+            // taken as ending after it (the engine runs an arrival scheduled earlier first).
+            while self.free_at[p] < now {
+                let qs = &self.fifo[p * nq..(p + 1) * nq];
+                let Some(qi) = self.sched[p].pick(qs, pick, &kind, self.quantum, |sz| sz as u64) else { break };
+                let i = p * nq + qi;
+                let sz = self.fifo[i].pop_front().unwrap() as u64;
+                self.bytes[i] -= sz;
+                self.occ -= sz;
+                self.free_at[p] += tx_time_ps(sz, self.rates[p]);
+            }
+        }
+    }
+
+    /// An arrival of `s` bytes for queue index `i` at `now` (after `advance(now)`): LQD's
+    /// enqueue-then-trim (the switch asks for room even for a packet an idle port sends at
+    /// once). Returns the threshold for it: the virtual queue's bytes with it if the virtual
+    /// LQD kept it (`s` if it went straight to an idle port), without it if not.
+    fn arrive(&mut self, i: usize, s: u64, now: Time) -> u64 {
+        while self.occ + s > self.b {
+            // lqd::victim on the virtual queues.
+            let (mut best, mut best_bytes) = (i, self.bytes[i] + s);
+            for (k, &b) in self.bytes.iter().enumerate() {
+                if b > best_bytes {
+                    (best, best_bytes) = (k, b);
+                }
+            }
+            if best == i {
+                return self.bytes[i]; // refused
+            }
+            let sz = self.fifo[best].pop_back().unwrap() as u64;
+            self.bytes[best] -= sz;
+            self.occ -= sz;
+        }
+        let p = i / self.nq;
+        if self.free_at[p] <= now && self.fifo[p * self.nq..(p + 1) * self.nq].iter().all(|q| q.is_empty()) {
+            // An idle port sends it at once (the switch's pass-through).
+            self.free_at[p] = now + tx_time_ps(s, self.rates[p]);
+            return s;
+        }
+        self.fifo[i].push_back(s as u32);
+        self.bytes[i] += s;
+        self.occ += s;
+        self.bytes[i]
+    }
+
+    /// The virtual LQD's bytes per queue index.
+    pub fn queue_bytes(&self) -> &[u64] {
+        &self.bytes
+    }
+}
+
 pub struct Credence {
     b: u64,
     n_ports: u64,
@@ -190,6 +277,7 @@ pub struct Credence {
     subject: Vec<bool>,
     gate: bool,
     code_thresholds: bool,
+    shadow: Option<Box<Shadow>>,
     cut_bytes: u64,
     t: Vec<u64>,
     sum_t: u64,
@@ -248,10 +336,7 @@ fn oracle_map(v: &Value, switch: usize) -> Result<HashMap<(u64, u64), OracleEntr
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
     p.allow_only("credence", KEYS)?;
     let prediction = p.str_or("prediction", "model", &["oracle", "noisy", "model", "none"])?;
-    let thresholds = match p.raw("thresholds") {
-        Some(Value::String(s)) if s == "shadow" => return Err("switch.bm.thresholds = 'shadow': not implemented yet (docs/schemes/credence.md §5.1); allowed: code, none".into()),
-        _ => p.str_or("thresholds", "code", &["code", "none"])?,
-    };
+    let thresholds = p.str_or("thresholds", "shadow", &["shadow", "code", "none"])?;
     let gate = p.str_or("gate", "b_over_n", &["b_over_n", "none"])? == "b_over_n";
     let nq = ctx.n_queues;
     let subject = match p.f64_list("queues")? {
@@ -326,6 +411,7 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
         subject,
         gate,
         code_thresholds: thresholds == "code",
+        shadow: (thresholds == "shadow").then(|| Box::new(Shadow::new(ctx.port_rate_bps, nq, ctx.buffer_bytes, 1_500))),
         cut_bytes: cut_bytes as u64,
         t: vec![0; n],
         sum_t: 0,
@@ -398,6 +484,13 @@ impl BufferManager for Credence {
         if self.code_thresholds {
             self.update_thresholds(i, s);
         }
+        let shadow_t = match &mut self.shadow {
+            Some(sh) => {
+                sh.advance(&st.sched, now);
+                sh.arrive(i, s, now)
+            }
+            None => 0,
+        };
         let truth = self.oracle_truth(pkt);
         if !self.subject[q.queue] {
             return Admission::Accept;
@@ -415,7 +508,12 @@ impl BufferManager for Credence {
                 return Admission::Accept;
             }
         }
-        if self.code_thresholds && st.queue_bytes[i] + s > self.t[i] {
+        let t_i = match &self.shadow {
+            Some(_) => shadow_t,
+            None if self.code_thresholds => self.t[i],
+            None => u64::MAX,
+        };
+        if st.queue_bytes[i] + s > t_i {
             self.n_threshold_drops += 1;
             return Admission::Drop;
         }
@@ -449,8 +547,12 @@ impl BufferManager for Credence {
             Admission::Accept
         }
     }
-    fn threshold_bytes(&self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
-        self.code_thresholds.then(|| self.t[st.idx(q)] as f64)
+    fn threshold_bytes(&self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Option<f64> {
+        match &self.shadow {
+            // What it would be if the shadow keeps the packet.
+            Some(sh) => Some((sh.bytes[st.idx(q)] + pkt.size_bytes as u64) as f64),
+            None => self.code_thresholds.then(|| self.t[st.idx(q)] as f64),
+        }
     }
     fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> bool {
         let i = st.idx(q);
@@ -505,7 +607,7 @@ mod tests {
     fn code_thresholds_hand_computed() {
         // credence.md §1.2 step 1 (ns3dc `UpdateThreshold`) and the departure rule, by hand.
         // B = 10,000 B, 3 ports × 2 queues (index = 2·port + queue), data = queue 1 only.
-        let mut c = credence(10_000, 3, 2, json!({"prediction": "none", "gate": "none", "queues": [1]}));
+        let mut c = credence(10_000, 3, 2, json!({"prediction": "none", "gate": "none", "queues": [1], "thresholds": "code"}));
         assert_eq!(c.cut_bytes, 1_500);
         let mut st = state(10_000, 3, 2);
         let arrive = |c: &mut Credence, st: &BufferState, qr: QueueRef, s: u32| {
@@ -548,6 +650,50 @@ mod tests {
     }
 
     #[test]
+    fn shadow_thresholds_hand_computed() {
+        // B = 3,000 B, 2 ports × 1 queue at 8 Gb/s (1,000 ps per byte), round robin.
+        let mut sh = Shadow::new(&[8_000_000_000, 8_000_000_000], 1, 3_000, 1_500);
+        let rr = SchedKind::RoundRobin;
+        let go = |sh: &mut Shadow, i: usize, s: u64, now: Time| {
+            sh.advance(&rr, now);
+            let t = sh.arrive(i, s, now);
+            (t, sh.queue_bytes().to_vec())
+        };
+        // t = 0: 1,000 B to the idle port 0 goes straight out (busy until 1 µs): T = 1,000.
+        assert_eq!(go(&mut sh, 0, 1_000, 0), (1_000, vec![0, 0]));
+        // t = 0: three more wait: the pool fills to B.
+        assert_eq!(go(&mut sh, 0, 1_000, 0), (1_000, vec![1_000, 0]));
+        assert_eq!(go(&mut sh, 0, 1_000, 0), (2_000, vec![2_000, 0]));
+        assert_eq!(go(&mut sh, 0, 1_000, 0), (3_000, vec![3_000, 0]));
+        // t = 0: 500 B to the idle port 1: no room; port 0 (3,000) is longer than 0 + 500, so
+        // its tail goes; then the packet goes straight out (port 1 busy until 0.5 µs).
+        assert_eq!(go(&mut sh, 1, 500, 0), (500, vec![2_000, 0]));
+        // t = 1.5 µs: port 0 started its second packet at 1 µs (busy until 2 µs): 1,000 left; a
+        // new 1,000 B waits behind it.
+        assert_eq!(go(&mut sh, 0, 1_000, 1_500_000), (2_000, vec![2_000, 0]));
+        // t = 2 µs exactly: port 0's transmission ending now counts as ending after this arrival
+        // (still 2,000 B); 3,000 B to port 1: 2,000 + 3,000 > B and port 1 with the arrival
+        // (3,000) is the longest: refused, T = port 1's 0 B.
+        assert_eq!(go(&mut sh, 1, 3_000, 2_000_000), (0, vec![2_000, 0]));
+        // 1 ps later port 0 has started its next (1,000 left); 1,000 B to the idle port 1 goes out.
+        assert_eq!(go(&mut sh, 1, 1_000, 2_000_001), (1_000, vec![1_000, 0]));
+        // Through the scheme (no gate, no prediction): T is the shadow's queue with the arrival.
+        let mut c = credence(3_000, 2, 1, json!({"prediction": "none", "gate": "none"}));
+        let mut st = BufferState::new(3_000, vec![8_000_000_000; 2], 1, SchedKind::RoundRobin);
+        assert_eq!(c.admit(&st, q(0, 0), &pkt(2_000, 0), 0), Admission::Accept); // straight out in the shadow
+        st.on_enqueue(q(0, 0), 2_000); // the real port 0 holds it (say, its link is slower)
+        assert_eq!(c.admit(&st, q(1, 0), &pkt(1_000, 0), 0), Admission::Accept); // T1 = 1,000
+        // The real port 1 holds 1,500 B; the shadow's port 1 is busy, its queue takes 1,000 B:
+        // T1 = 1,000 < 1,500 + 1,000: refused.
+        st.on_enqueue(q(1, 0), 1_500);
+        assert_eq!(c.admit(&st, q(1, 0), &pkt(1_000, 0), 0), Admission::Drop);
+        // Port 0: shadow 0 + 500 = 500 < real 2,000 + 500: refused.
+        assert_eq!(c.admit(&st, q(0, 0), &pkt(500, 0), 0), Admission::Drop);
+        assert_eq!(c.threshold_bytes(&st, q(0, 0), &pkt(1, 0), 0), Some(501.0));
+        assert_eq!(c.n_threshold_drops, 2);
+    }
+
+    #[test]
     fn fallback_is_complete_sharing_below_b_over_n() {
         // φ ≡ 1 (no prediction, flipped always): with every data queue ≤ B/N = 30,000 / 3 = 10,000
         // B every arrival is accepted (the switch then checks the pool); once the longest queue
@@ -568,7 +714,7 @@ mod tests {
     #[test]
     fn drop_nothing_is_the_threshold_rule() {
         // φ ≡ 0, no gate: admit iff q + s ≤ T (T after this arrival's step 1).
-        let mut c = credence(10_000, 2, 1, json!({"prediction": "none", "gate": "none"}));
+        let mut c = credence(10_000, 2, 1, json!({"prediction": "none", "gate": "none", "thresholds": "code"}));
         let mut st = state(10_000, 2, 1);
         // Virtual LQD: 6,000 B to port 0 (T0 = 6,000), then 6,000 B to port 1: 12,000 > B → T0
         // 6,000 → 4,500 (Σ 4,500); 10,500 > B → T0 → 3,000 (Σ 3,000); 9,000 ≤ B → T1 = 6,000.
@@ -654,7 +800,7 @@ mod tests {
         assert!(err(json!({"prediction": "none", "fp_rate": 0.1})).contains("only used with prediction = 'noisy'"));
         assert!(err(json!({"prediction": "noisy", "fp_rate": 1.5, "oracle_drops": {}})).contains("switch.bm.fp_rate = 1.5"));
         assert!(err(json!({"prediction": "none", "queues": [2]})).contains("switch.bm.queues: 2"));
-        assert!(err(json!({"prediction": "none", "thresholds": "shadow"})).contains("not implemented yet"));
+        assert!(err(json!({"prediction": "none", "thresholds": "lqd"})).contains("switch.bm.thresholds = 'lqd': not allowed; allowed: shadow, code, none"));
         assert!(err(json!({"prediction": "model", "model": "/nonexistent/m.json"})).contains("cannot read"));
     }
 }
