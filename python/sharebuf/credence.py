@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
-
-import numpy as np
+from typing import Dict, Iterable, Optional, Sequence, Tuple, Union
 
 from .errors import ScenarioError
+
+# numpy, pyarrow and scikit-learn are imported inside the functions: the command line builds its
+# parser (``register``) from this module, and ``sharebuf --help`` stays fast (issue 10).
 
 #: The predictor's features, in the order of ns3dc's trace and of the engine's feature row.
 FEATURES = ("q_bytes", "q_avg_bytes", "occ_bytes", "occ_avg_bytes")
@@ -63,8 +64,10 @@ def eta(tn: int, fp: int, fn: int, n_ports: int) -> float:
     return float("inf") if den <= 0 else (tn + fp) / den
 
 
-def scores(y: np.ndarray, pred: np.ndarray, n_ports: Optional[int] = None) -> Dict[str, float]:
+def scores(y, pred, n_ports: Optional[int] = None) -> Dict[str, float]:
     """Accuracy, precision, recall (positive = drop), the confusion counts and η (if ``n_ports``)."""
+    import numpy as np
+
     y = np.asarray(y, dtype=bool)
     pred = np.asarray(pred, dtype=bool)
     tp = int((y & pred).sum())
@@ -86,6 +89,8 @@ def export_forest(rf) -> dict:
     engine reads (``bm::credence::Forest``): per tree ``feature`` (−2 = leaf), ``threshold``,
     ``left``, ``right`` and ``value`` = the leaf's class fractions [P(accept), P(drop)],
     normalized as sklearn's ``predict_proba`` does."""
+    import numpy as np
+
     classes = [int(c) for c in rf.classes_]
     if classes not in ([0, 1], [0], [1]):
         raise ValueError(f"export_forest: classes {classes}; a binary forest over labels 0/1 is needed")
@@ -106,9 +111,11 @@ def export_forest(rf) -> dict:
     return {"format": FOREST_FORMAT, "n_features": int(rf.n_features_in_), "features": list(FEATURES), "trees": trees}
 
 
-def forest_predict(model: Union[dict, str, Path], x: np.ndarray) -> np.ndarray:
+def forest_predict(model: Union[dict, str, Path], x):
     """The engine's own forest walk (Rust, ``bm::credence::Forest``) on rows ``x`` (n × 4):
-    True where it predicts "drop"."""
+    True where it predicts "drop" (a numpy bool array)."""
+    import numpy as np
+
     from . import _core
 
     text = json.dumps(model) if isinstance(model, dict) else Path(model).read_text()
@@ -125,6 +132,8 @@ def train(traces: Sequence[Union[str, Path]], *, test: Optional[Sequence[Union[s
     (ns3dc: 0.6, ``train_test_split`` with ``random_state=seed``). ``queues``: keep only the
     rows of these queue indices (ns3dc trains on every queue). ``n_ports``: N for η.
     Returns (model dict for the engine, report with the train and test scores)."""
+    import numpy as np
+
     try:
         from sklearn.ensemble import RandomForestClassifier
         from sklearn.model_selection import train_test_split
@@ -163,6 +172,8 @@ def resolve_params(params: dict, base: Path) -> Tuple[dict, dict]:
     paths are relative to the scenario file), ``oracle_trace`` read into ``oracle_drops`` (the
     arrivals the lqd run dropped: switch, flow_key, seq, occurrence). Returns (params, keys to
     add to the spec beside them: the files' sha256, so a changed file changes the spec hash)."""
+    import numpy as np
+
     params = dict(params)
     extra = {}
     model = params.get("model")
