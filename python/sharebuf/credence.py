@@ -206,9 +206,16 @@ def resolve_params(params: dict, base: Path) -> Tuple[dict, dict]:
 
 def cmd_train(args) -> int:
     """``sharebuf train-predictor TRACES... --out model.json``."""
+    queues = None
+    if args.queues:
+        try:
+            queues = [int(q) for q in args.queues.split(",")]
+        except ValueError:
+            raise ScenarioError(f"--queues {args.queues}: allowed: a comma list of queue indices, e.g. 1 or 0,1") from None
+    if args.ports is not None and args.ports < 2:
+        raise ScenarioError(f"--ports {args.ports}: allowed: the switch's port count, an integer >= 2")
     model, report = train(args.traces, test=args.test or None, trees=args.trees, depth=args.depth,
-                          test_fraction=args.test_fraction, seed=args.seed,
-                          queues=[int(q) for q in args.queues.split(",")] if args.queues else None, n_ports=args.ports)
+                          test_fraction=args.test_fraction, seed=args.seed, queues=queues, n_ports=args.ports)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(model) + "\n")

@@ -280,3 +280,13 @@ def test_credence_errors_name_the_key(tmp_path):
         sharebuf.run(leaf_spine("credence", prediction="none", fn_rate=2.0))
     with pytest.raises(sharebuf.ScenarioError, match="switch.bm.fp_rate: only used with prediction = 'noisy'"):
         sharebuf.run(leaf_spine("credence", prediction="none", fp_rate=0.1))
+
+
+def test_train_predictor_bad_input_is_one_error_line(tmp_path, capsys):
+    from sharebuf.cli import main
+
+    assert main(["train-predictor", str(tmp_path / "nope"), "--out", str(tmp_path / "m.json")]) == 2
+    assert "nope': not found (a run directory of an lqd run" in capsys.readouterr().err
+    assert main(["train-predictor", str(tmp_path), "--out", str(tmp_path / "m.json"), "--queues", "a"]) == 2
+    assert "--queues a: allowed: a comma list of queue indices" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()

@@ -680,17 +680,40 @@ mod tests {
         // Through the scheme (no gate, no prediction): T is the shadow's queue with the arrival.
         let mut c = credence(3_000, 2, 1, json!({"prediction": "none", "gate": "none"}));
         let mut st = BufferState::new(3_000, vec![8_000_000_000; 2], 1, SchedKind::RoundRobin);
-        assert_eq!(c.admit(&st, q(0, 0), &pkt(2_000, 0), 0), Admission::Accept); // straight out in the shadow
-        st.on_enqueue(q(0, 0), 2_000); // the real port 0 holds it (say, its link is slower)
+        assert_eq!(c.admit(&st, q(0, 0), &pkt(1_500, 0), 0), Admission::Accept); // straight out in the shadow
+        st.on_enqueue(q(0, 0), 1_500); // the real port 0 holds it (say, its link is slower)
         assert_eq!(c.admit(&st, q(1, 0), &pkt(1_000, 0), 0), Admission::Accept); // T1 = 1,000
         // The real port 1 holds 1,500 B; the shadow's port 1 is busy, its queue takes 1,000 B:
         // T1 = 1,000 < 1,500 + 1,000: refused.
         st.on_enqueue(q(1, 0), 1_500);
         assert_eq!(c.admit(&st, q(1, 0), &pkt(1_000, 0), 0), Admission::Drop);
-        // Port 0: shadow 0 + 500 = 500 < real 2,000 + 500: refused.
+        // Port 0: shadow 0 + 500 = 500 < real 1,500 + 500: refused.
         assert_eq!(c.admit(&st, q(0, 0), &pkt(500, 0), 0), Admission::Drop);
         assert_eq!(c.threshold_bytes(&st, q(0, 0), &pkt(1, 0), 0), Some(501.0));
         assert_eq!(c.n_threshold_drops, 2);
+    }
+
+    #[test]
+    fn feature_ewmas_hand_computed() {
+        // §2.1: γ = min(Δt, τ)/τ, x̄ ← γ·x + (1 − γ)·x̄, at departures only; τ = 10,000 ps.
+        let mut f = Features::new(2, 10_000);
+        let mut st = state(100_000, 2, 1);
+        st.on_enqueue(q(0, 0), 1_000);
+        f.on_departure(&st, 0, 5_000); // γ = 0.5: q̄0 = 500, Q̄ = 500
+        assert_eq!((f.q_avg(0), f.occ_avg()), (500.0, 500.0));
+        st.on_enqueue(q(0, 0), 2_000);
+        st.on_enqueue(q(1, 0), 1_000);
+        f.on_departure(&st, 0, 25_000); // Δt = 20,000 > τ: γ = 1: q̄0 = 3,000, Q̄ = 4,000
+        assert_eq!((f.q_avg(0), f.occ_avg()), (3_000.0, 4_000.0));
+        st.on_dequeue(q(0, 0), 1_000, true);
+        f.on_departure(&st, 0, 27_500); // γ = 0.25: q̄0 = 500 + 2,250, Q̄ = 750 + 3,000
+        assert_eq!((f.q_avg(0), f.occ_avg()), (2_750.0, 3_750.0));
+        st.on_dequeue(q(1, 0), 500, true);
+        f.on_departure(&st, 1, 27_500); // q̄1: Δt = 27,500 → 500; Q̄: Δt = 0, γ = 0: unchanged
+        assert_eq!((f.q_avg(1), f.occ_avg()), (500.0, 3_750.0));
+        let mut g = Features::new(1, 0); // τ = 0: the last value
+        g.on_departure(&st, 0, 1);
+        assert_eq!(g.q_avg(0), 2_000.0);
     }
 
     #[test]
@@ -701,12 +724,12 @@ mod tests {
         let mut c = credence(30_000, 3, 1, json!({"prediction": "none", "flip": 1.0}));
         let mut st = state(30_000, 3, 1);
         st.on_enqueue(q(0, 0), 10_000);
-        st.on_enqueue(q(1, 0), 10_000);
+        st.on_enqueue(q(1, 0), 9_000);
         st.on_enqueue(q(2, 0), 9_000);
         for p in 0..3 {
             assert_eq!(c.admit(&st, q(p, 0), &pkt(1_000, 0), 0), Admission::Accept, "port {p}");
         }
-        st.on_enqueue(q(2, 0), 1_001); // longest 10,001 > B/N
+        st.on_enqueue(q(1, 0), 1_001); // longest 10,001 > B/N
         assert_eq!(c.admit(&st, q(1, 0), &pkt(1, 0), 0), Admission::Drop);
         assert_eq!(c.n_gate_accepts, 3);
     }
