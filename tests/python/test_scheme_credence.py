@@ -102,17 +102,28 @@ def test_lqd_trace_keys_are_validated():
 
 # --- Credence with the oracle: must-show 1 ---------------------------------------------------
 
-def test_oracle_credence_within_5pct_of_lqd_on_leaf_spine_incast(lqd_run):
+@pytest.mark.parametrize("nq", [1, 2])
+def test_oracle_credence_within_5pct_of_lqd_on_leaf_spine_incast(lqd_run, nq, tmp_path):
     """Credence as specified (B/N gate, shadow-LQD thresholds) with the oracle's predictions
     (LQD's fates from the trace of the same scenario and seed): drops and FCT slowdowns within
-    5 % of LQD's. Measured: identical (864 drops each, the same flow table): with perfect
-    predictions Credence keeps exactly the packets LQD sends, which LQD sends at the same times
-    (a packet LQD pushes out later is never ahead of one it sends), so TCP sees the same run."""
+    5 % of LQD's. One queue per port, measured: identical (864 drops each, the same flow table):
+    with perfect predictions Credence keeps exactly the packets LQD sends, which LQD sends at the
+    same times (a packet LQD pushes out later is never ahead of one it sends), so TCP sees the
+    same run. Two queues (ACKs in queue 0, data in 1, round robin), measured: 601 drops against
+    600, p50/p99 slowdowns within 1 %."""
+    def two_queues(sc):
+        if nq == 2:
+            sc["switch"].update(queues_per_port=2, scheduler="rr")
+        return sc
+
     lqd, d = lqd_run
-    cr = sharebuf.run(leaf_spine("credence", prediction="oracle", oracle_trace=str(d)))
+    if nq == 2:
+        d = tmp_path / "lqd2"
+        lqd = sharebuf.run(two_queues(leaf_spine("lqd", trace=True)), out=d)
+    cr = sharebuf.run(two_queues(leaf_spine("credence", prediction="oracle", oracle_trace=str(d))))
     dl, dc = lqd.summary["drops_total"], cr.summary["drops_total"]
     st = cr.summary["scheme_stats"]
-    print(f"drops: lqd {dl}, credence+oracle {dc}; {st}")
+    print(f"{nq} queue(s): drops: lqd {dl}, credence+oracle {dc}; {st}")
     assert dl > 500 and abs(dc - dl) <= 0.05 * dl
     assert cr.summary["drops"]["pushout"] == 0 and st["credence_predicted_drops"] > 0
     sl, sc_ = _slowdowns(lqd), _slowdowns(cr)
@@ -120,8 +131,8 @@ def test_oracle_credence_within_5pct_of_lqd_on_leaf_spine_incast(lqd_run):
         print(f"  slowdown {k}: lqd {sl[k]:.3f} credence {sc_[k]:.3f}")
         assert sc_[k] == pytest.approx(sl[k], rel=0.05)
     assert cr.summary["flows"]["finished"] == lqd.summary["flows"]["finished"] == lqd.summary["flows"]["total"]
-    # What was measured, exactly.
-    assert dc == dl and cr.flows.equals(lqd.flows)
+    if nq == 1:  # what was measured, exactly
+        assert dc == dl and cr.flows.equals(lqd.flows)
 
 
 def test_noisy_with_zero_rates_is_the_oracle_and_measured_fp_rate(lqd_run):
