@@ -215,26 +215,35 @@ impl Shadow {
     /// Serve every port up to `now`: each starts its next packet when the previous one ends.
     fn advance(&mut self, sched: &SchedKind, now: Time) {
         let nq = self.nq;
-        let (kind, pick) = self.kind.get_or_insert_with(|| (sched.clone(), PickKind::of(sched, nq))).clone();
+        if self.kind.is_none() {
+            self.kind = Some((sched.clone(), PickKind::of(sched, nq)));
+        }
         for p in 0..self.rates.len() {
             // Strictly before `now`: a transmission ending exactly at an arrival's time is
             // taken as ending after it (the engine runs an arrival scheduled earlier first).
-            while self.free_at[p] < now {
-                let qs = &self.fifo[p * nq..(p + 1) * nq];
-                let Some(qi) = self.sched[p].pick(qs, pick, &kind, self.quantum, |sz| sz as u64) else { break };
-                let i = p * nq + qi;
-                let sz = self.fifo[i].pop_front().unwrap() as u64;
-                self.bytes[i] -= sz;
-                self.occ -= sz;
-                self.free_at[p] += tx_time_ps(sz, self.rates[p]);
-            }
+            while self.free_at[p] < now && self.serve_one(p) {}
         }
+    }
+
+    /// Port `p` starts its next virtual packet at `free_at[p]`, picked by the switch's
+    /// scheduler (round-robin pointer, DRR deficits move as in the switch). False: nothing queued.
+    fn serve_one(&mut self, p: usize) -> bool {
+        let nq = self.nq;
+        let Some((kind, pick)) = &self.kind else { return false };
+        let qs = &self.fifo[p * nq..(p + 1) * nq];
+        let Some(qi) = self.sched[p].pick(qs, *pick, kind, self.quantum, |sz| sz as u64) else { return false };
+        let i = p * nq + qi;
+        let sz = self.fifo[i].pop_front().unwrap() as u64;
+        self.bytes[i] -= sz;
+        self.occ -= sz;
+        self.free_at[p] += tx_time_ps(sz, self.rates[p]);
+        true
     }
 
     /// An arrival of `s` bytes for queue index `i` at `now` (after `advance(now)`): LQD's
     /// enqueue-then-trim (the switch asks for room even for a packet an idle port sends at
     /// once). Returns the threshold for it: the virtual queue's bytes with it if the virtual
-    /// LQD kept it (`s` if it went straight to an idle port), without it if not.
+    /// LQD kept it, without it if not.
     fn arrive(&mut self, i: usize, s: u64, now: Time) -> u64 {
         while self.occ + s > self.b {
             // lqd::victim on the virtual queues.
@@ -252,15 +261,18 @@ impl Shadow {
             self.occ -= sz;
         }
         let p = i / self.nq;
-        if self.free_at[p] <= now && self.fifo[p * self.nq..(p + 1) * self.nq].iter().all(|q| q.is_empty()) {
-            // An idle port sends it at once (the switch's pass-through).
-            self.free_at[p] = now + tx_time_ps(s, self.rates[p]);
-            return s;
-        }
+        let idle = self.free_at[p] <= now && self.fifo[p * self.nq..(p + 1) * self.nq].iter().all(|q| q.is_empty());
         self.fifo[i].push_back(s as u32);
         self.bytes[i] += s;
         self.occ += s;
-        self.bytes[i]
+        let t = self.bytes[i];
+        if idle {
+            // An idle port starts it at once (the switch's pass-through, or its `kick`), through
+            // the scheduler, whose state moves as in the switch.
+            self.free_at[p] = now;
+            self.serve_one(p);
+        }
+        t
     }
 
     /// The virtual LQD's bytes per queue index.
