@@ -241,7 +241,7 @@ def _check_jobs(args) -> None:
 
 
 #: Sub-commands defined here; parsing one of them needs none of the toolkits' sub-commands.
-BUILTIN_COMMANDS = ("run", "show", "list", "sweep", "compare", "plot")
+BUILTIN_COMMANDS = ("run", "show", "list", "sweep", "compare", "plot", "train-predictor")
 
 
 def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
@@ -299,6 +299,9 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     pl.add_argument("--logy", action="store_true")
     pl.add_argument("--out", help="output PNG (a PDF is written beside it; default: in DIR)")
     pl.set_defaults(func=cmd_plot)
+    from .credence import register as register_credence
+
+    register_credence(sub)
     if command in BUILTIN_COMMANDS:
         return p
     from .repro.cli import register as register_repro

@@ -181,7 +181,30 @@ class Results:
                 "delivered_bytes": _arr(c["delivered_bytes"].astype(np.int64)),
                 "workload": _strs(names, c["workload"]),
             })
+        if "lqd_trace" in raw:  # [switch.bm] scheme = "lqd", trace = true (docs/schemes/credence.md 5.2)
+            t = _cols(raw["lqd_trace"])
+            self.tables["lqd_trace"] = pa.table({
+                "switch": _arr(t["switch"].astype(np.int32)),
+                "port": _arr(t["port"].astype(np.int32)),
+                "queue": _arr(t["queue"].astype(np.int32)),
+                "flow": _arr(t["flow"].astype(np.int64)),
+                "flow_key": _arr(t["flow_key"].astype(np.int64)),
+                "seq": _arr(t["seq"].astype(np.int64)),
+                "occurrence": _arr(t["occurrence"].astype(np.int64)),
+                "size_bytes": _arr(t["size_bytes"].astype(np.int64)),
+                "flags": _arr(t["flags"].astype(np.int32)),
+                "t_arrival_ps": _arr(t["t_arrival_ps"].astype(np.int64)),
+                "t_fate_ps": _arr(t["t_fate_ps"].astype(np.int64)),
+                "q_bytes": _arr(t["q_bytes"].astype(np.int64)),
+                "q_avg_bytes": _arr(t["q_avg_bytes"]),
+                "occ_bytes": _arr(t["occ_bytes"].astype(np.int64)),
+                "occ_avg_bytes": _arr(t["occ_avg_bytes"]),
+                "longest_bytes": _arr(t["longest_bytes"].astype(np.int64)),
+                "fate": _arr(t["fate"].astype(np.int8)),
+            })
         self.summary = self._summary(raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qe - qs, b, sw_names)
+        if raw.get("scheme_stats"):  # the scheme's own counters (credence), summed over switches
+            self.summary["scheme_stats"] = {k: int(v) for k, v in raw["scheme_stats"]}
 
     def _summary(self, raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qct, b, sw_names) -> dict:
         from ._version import __version__
@@ -261,6 +284,10 @@ class Results:
     @property
     def cbr(self):
         return self._df("cbr")
+
+    @property
+    def lqd_trace(self):
+        return self._df("lqd_trace")
 
     def write(self, out_dir) -> Path:
         """Write every table as Parquet plus summary.json. The directory appears complete or

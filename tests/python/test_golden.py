@@ -28,7 +28,7 @@ import pytest
 DIGESTS = Path(__file__).with_name("golden_digests.json")
 UPDATE = os.environ.get("SHAREBUF_GOLDEN_UPDATE") == "1"
 
-SCHEMES = ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd"]
+SCHEMES = ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd", "credence"]
 CCS = ["newreno", "dctcp", "cubic", "timely", "powertcp", "theta_powertcp", "hpcc"]
 
 # Stats that are not simulation results: wall time, and the pool's high-water mark (how
@@ -45,6 +45,8 @@ def _small(scheme: str, cc: str, **sets) -> dict:
         "transport.cc": cc,
         # Complete sharing/partitioning and LQD take no alpha: the whole table is replaced for them.
         **({"switch.bm": {"scheme": scheme}} if scheme in ("cs", "cp", "lqd") else {}),
+        # Credence without a predictor file: "drop nothing" (shadow-LQD thresholds, B/N gate).
+        **({"switch.bm": {"scheme": scheme, "prediction": "none"}} if scheme == "credence" else {}),
         "workload[1].queries_per_s_per_host": 50,
         "output.queue_sample_us": 0,
     }

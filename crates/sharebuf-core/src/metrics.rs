@@ -140,6 +140,11 @@ pub struct RunOutput {
     pub wall_s: f64,
     /// The run stopped at max time with work left.
     pub hit_max_time: bool,
+    /// Rows of the schemes that trace (`lqd` with `trace = true`), switch by switch; None when
+    /// no switch traces.
+    pub lqd_trace: Option<Vec<crate::bm::TraceRow>>,
+    /// The schemes' own counters (`BufferManager::stats`), summed over switches, in first-seen order.
+    pub scheme_stats: Vec<(String, u64)>,
 }
 
 #[cfg(test)]

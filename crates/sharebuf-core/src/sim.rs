@@ -1074,6 +1074,18 @@ impl Simulator {
         o.queue_samples = std::mem::take(&mut self.queue_samples);
         o.workload_names = self.workload_names.clone();
         o.switch_names = self.topo.switch_names.clone();
+        for (i, sw) in self.switches.iter_mut().enumerate() {
+            if let Some(rows) = sw.bm.take_trace() {
+                let all = o.lqd_trace.get_or_insert_with(Vec::new);
+                all.extend(rows.into_iter().map(|r| bm::TraceRow { switch: i as u16, ..r }));
+            }
+            for (name, v) in sw.bm.stats() {
+                match o.scheme_stats.iter_mut().find(|(n, _)| n == name) {
+                    Some(e) => e.1 += v,
+                    None => o.scheme_stats.push((name.to_string(), v)),
+                }
+            }
+        }
         for sw in &self.switches {
             o.switch_buffer_bytes.push(sw.buf.total_bytes);
             o.switch_peak_bytes.push(sw.peak_occupancy_bytes);

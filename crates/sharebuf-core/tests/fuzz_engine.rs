@@ -85,7 +85,8 @@ fn case() -> impl Strategy<Value = Case> {
                     "topology": topo,
                     "switch": {"buffer_bytes": buf, "queues_per_port": nq, "scheduler": sched, "device_queue_packets": sdev,
                                "buffer_accounting": if ip { "ip_payload" } else { "wire" }, "ecn_k_bytes": ecn.map(|k| vec![k]).unwrap_or_default(),
-                               "bm": {"scheme": scheme, "params": {}}},
+                               // Credence needs a prediction source; "none" needs no file.
+                               "bm": {"scheme": scheme, "params": if scheme == "credence" { json!({"prediction": "none"}) } else { json!({}) }}},
                     "host": {"nic_qdisc": if fq { "fq_codel" } else { "fifo" }, "device_queue_packets": hdev, "nic_ecn_k_bytes": ecn},
                     "transport": {"cc": cc, "mss_bytes": mss, "header_bytes": hdr, "init_cwnd_packets": 10, "min_rto_ps": 1_000_000_000u64,
                                   "initial_rto_ps": 1_000_000_000u64, "handshake": hs, "delayed_ack_packets": delack, "delayed_ack_timeout_ps": 50_000_000,

@@ -146,6 +146,33 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
     d.set_item("switch_buffer_bytes", o.switch_buffer_bytes.clone())?;
     d.set_item("switch_peak_bytes", o.switch_peak_bytes.clone())?;
     d.set_item("switch_final_bytes", o.switch_final_bytes.clone())?;
+    d.set_item("scheme_stats", o.scheme_stats.clone())?;
+    if let Some(rows) = &o.lqd_trace {
+        let tr = PyDict::new_bound(py);
+        macro_rules! col {
+            ($name:literal, $dt:literal, $f:ident) => {
+                put(py, &tr, $name, $dt, &rows.iter().map(|r| r.$f).collect::<Vec<_>>())?
+            };
+        }
+        col!("switch", "<u2", switch);
+        col!("port", "<u2", port);
+        col!("queue", "<u1", queue);
+        col!("flow", "<u4", flow);
+        col!("flow_key", "<u8", flow_key);
+        col!("seq", "<u8", seq);
+        col!("occurrence", "<u4", occurrence);
+        col!("size_bytes", "<u4", size_bytes);
+        col!("flags", "<u1", flags);
+        col!("t_arrival_ps", "<u8", t_arrival_ps);
+        col!("t_fate_ps", "<u8", t_fate_ps);
+        col!("q_bytes", "<u8", q_bytes);
+        col!("q_avg_bytes", "<f8", q_avg_bytes);
+        col!("occ_bytes", "<u8", occ_bytes);
+        col!("occ_avg_bytes", "<f8", occ_avg_bytes);
+        col!("longest_bytes", "<u8", longest_bytes);
+        col!("fate", "<u1", fate);
+        d.set_item("lqd_trace", tr)?;
+    }
     Ok(d.into())
 }
 
@@ -218,6 +245,21 @@ fn poll(py: Python<'_>, progress: Option<&PyObject>, now: u64, events: u64, err:
     })
 }
 
+/// Credence's forest evaluator (`bm::credence::Forest`) on rows of features: `model_json` as
+/// written by `sharebuf train-predictor`, `x` the rows as little-endian f64, row-major with
+/// `n_features` columns. Returns one byte per row (1: predict "drop"). For tests against
+/// scikit-learn's `predict`.
+#[pyfunction]
+fn forest_predict(model_json: &str, x: &[u8]) -> PyResult<Vec<u8>> {
+    let f = sharebuf_core::bm::credence::Forest::from_json(model_json).map_err(PyValueError::new_err)?;
+    let nf = f.n_features;
+    if nf == 0 || x.len() % (8 * nf) != 0 {
+        return Err(PyValueError::new_err(format!("x: {} bytes is not a whole number of rows of {nf} f64 features", x.len())));
+    }
+    let vals: Vec<f64> = x.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+    Ok(vals.chunks_exact(nf).map(|row| f.predict(row) as u8).collect())
+}
+
 #[pyfunction]
 fn schemes() -> Vec<&'static str> {
     sharebuf_core::bm::scheme_names()
@@ -232,6 +274,7 @@ fn congestion_controls() -> Vec<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(forest_predict, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_class::<pyscheme::SchemeContext>()?;
     m.add_class::<pyscheme::StateView>()?;

@@ -105,7 +105,12 @@ def scheme(sc: Scenario, base: Path) -> dict:
         mod = local_module(params.get("class"), base)
         if mod is not None:
             params["class"] = f"{mod}:{params['class'].rsplit(':', 1)[1]}"
-    spec = dict(scheme=bm.scheme, params=params)
+    extra = {}
+    if bm.scheme == "credence":
+        from ..credence import resolve_params
+
+        params, extra = resolve_params(params, base)
+    spec = dict(scheme=bm.scheme, params=params, **extra)
     if mod is not None:
         # The module's content is part of the spec (the engine ignores the key), so a sweep's
         # content-addressed runs and the provenance spec hash change when the scheme's code does.

@@ -12,16 +12,97 @@
 //! the switch runs as the `PushOut` loop. Ties: the arrival's own queue loses (the arrival is
 //! dropped, nothing already queued is discarded); among other queues the lowest index
 //! `port · n_queues + queue` loses.
+//!
+//! `trace = true` records one row per arrival (the features Credence's predictor reads and the
+//! packet's fate: sent, pushed out, refused; docs/schemes/credence.md §5.2), written by the
+//! Python front as `lqd_trace.parquet`. Off by default; the decisions are the same either way.
 
-use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
+use super::credence::Features;
+use super::{Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme, TraceRow};
 use crate::engine::Time;
 use crate::packet::Packet;
+use std::collections::{HashMap, VecDeque};
 
-pub struct LongestQueueDrop;
+#[derive(Default)]
+pub struct LongestQueueDrop {
+    /// Present with `trace = true`.
+    trace: Option<Box<Tracer>>,
+}
 
-pub fn build(p: &Params, _ctx: &BmContext) -> Result<Scheme, String> {
-    p.allow_only("lqd", &[])?;
-    Ok(LongestQueueDrop.into())
+/// The trace of an LQD switch: rows wait in their queue's FIFO (arrival order) until the packet
+/// leaves (front: sent) or is pushed out (back: a push-out takes the tail).
+struct Tracer {
+    feat: Features,
+    /// The arrival being decided (the switch asks again after each push-out).
+    pending: Option<TraceRow>,
+    fifo: Vec<VecDeque<TraceRow>>,
+    rows: Vec<TraceRow>,
+    /// Arrivals so far per (flow key, seq): the `occurrence` column.
+    seen: HashMap<(u64, u64), u32>,
+}
+
+pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
+    p.allow_only("lqd", &["trace", "ewma_rtts"])?;
+    let trace = p.bool_or("trace", false)?;
+    let ewma_rtts = p.f64_or("ewma_rtts", 1.0)?;
+    if !(ewma_rtts.is_finite() && ewma_rtts >= 0.0) {
+        return Err(format!("switch.bm.ewma_rtts = {ewma_rtts}: not allowed; must be finite and >= 0 (the EWMA time constant in base RTTs)"));
+    }
+    if !trace {
+        if p.raw("ewma_rtts").is_some() {
+            return Err("switch.bm.ewma_rtts: only used with trace = true (the features of the LQD trace)".into());
+        }
+        return Ok(LongestQueueDrop::default().into());
+    }
+    let n = ctx.port_rate_bps.len() * ctx.n_queues;
+    let tau_ps = (ewma_rtts * ctx.base_rtt_ps as f64).round() as Time;
+    Ok(LongestQueueDrop {
+        trace: Some(Box::new(Tracer { feat: Features::new(n, tau_ps), pending: None, fifo: vec![VecDeque::new(); n], rows: Vec::new(), seen: HashMap::new() })),
+    }
+    .into())
+}
+
+impl Tracer {
+    /// The first time an arrival is offered: its features, before any push-out.
+    fn offer(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) {
+        if let Some(p) = &self.pending {
+            if p.t_arrival_ps == now && p.flow_key == pkt.flow_key() && p.seq == pkt.seq && p.port as usize == q.port && p.queue as usize == q.queue {
+                return; // asked again after a push-out
+            }
+        }
+        let key = (pkt.flow_key(), pkt.seq);
+        let c = self.seen.entry(key).or_insert(0);
+        let occurrence = *c;
+        *c += 1;
+        let i = st.idx(q);
+        self.pending = Some(TraceRow {
+            switch: 0,
+            port: q.port as u16,
+            queue: q.queue as u8,
+            flow: pkt.flow,
+            flow_key: key.0,
+            seq: pkt.seq,
+            occurrence,
+            size_bytes: pkt.size_bytes,
+            flags: pkt.flags,
+            t_arrival_ps: now,
+            t_fate_ps: 0,
+            q_bytes: st.queue_bytes[i],
+            q_avg_bytes: self.feat.q_avg(i),
+            occ_bytes: st.occupied_bytes,
+            occ_avg_bytes: self.feat.occ_avg(),
+            longest_bytes: st.queue_bytes.iter().copied().max().unwrap_or(0),
+            fate: 0,
+        });
+    }
+
+    fn refuse(&mut self, now: Time) {
+        if let Some(mut r) = self.pending.take() {
+            r.t_fate_ps = now;
+            r.fate = 2;
+            self.rows.push(r);
+        }
+    }
 }
 
 /// The queue whose tail LQD drops when `size_bytes` arriving for `q` does not fit: `None` for
@@ -45,18 +126,59 @@ impl BufferManager for LongestQueueDrop {
         "lqd"
     }
     fn uses_queue_hooks(&self) -> bool {
-        false
+        self.trace.is_some()
     }
     #[inline]
-    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
+    fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) -> Admission {
+        if let Some(t) = &mut self.trace {
+            t.offer(st, q, pkt, now);
+        }
         let size = pkt.size_bytes as u64;
         if st.remaining_bytes() >= size {
             return Admission::Accept;
         }
         match victim(st, q, size) {
             Some(v) => Admission::PushOut(v),
-            None => Admission::Drop,
+            None => {
+                if let Some(t) = &mut self.trace {
+                    t.refuse(now);
+                }
+                Admission::Drop
+            }
         }
+    }
+    fn on_enqueue(&mut self, st: &BufferState, q: QueueRef, _pkt: &Packet, _now: Time) {
+        if let Some(t) = &mut self.trace {
+            if let Some(r) = t.pending.take() {
+                t.fifo[st.idx(q)].push_back(r);
+            }
+        }
+    }
+    fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, _pkt: &Packet, now: Time) -> bool {
+        if let Some(t) = &mut self.trace {
+            let i = st.idx(q);
+            t.feat.on_departure(st, i, now);
+            if let Some(mut r) = t.fifo[i].pop_front() {
+                r.t_fate_ps = now;
+                r.fate = 0;
+                t.rows.push(r);
+            }
+        }
+        true
+    }
+    fn on_evict(&mut self, st: &BufferState, q: QueueRef, _pkt: &Packet, now: Time) {
+        if let Some(t) = &mut self.trace {
+            let i = st.idx(q);
+            t.feat.on_departure(st, i, now);
+            if let Some(mut r) = t.fifo[i].pop_back() {
+                r.t_fate_ps = now;
+                r.fate = 1;
+                t.rows.push(r);
+            }
+        }
+    }
+    fn take_trace(&mut self) -> Option<Vec<TraceRow>> {
+        self.trace.as_mut().map(|t| std::mem::take(&mut t.rows))
     }
     fn threshold_bytes(&self, st: &BufferState, _q: QueueRef, _pkt: &Packet, _now: Time) -> Option<f64> {
         // No threshold: a queue may take the whole pool, pushing the others out.

@@ -10,6 +10,7 @@ pub mod abm_approx;
 pub mod bshare;
 pub mod cbm;
 pub mod cp;
+pub mod credence;
 pub mod cs;
 pub mod dt;
 pub mod fab;
@@ -202,6 +203,36 @@ pub enum Admission {
     PushOut(QueueRef),
 }
 
+/// One arrival at a switch queue as a tracing scheme records it (`lqd` with `trace = true`,
+/// docs/schemes/credence.md §5.2): where, which packet, the features Credence's predictor reads
+/// (§2.1, taken when the arrival is first offered to the scheme, before any push-out) and the
+/// packet's fate. `switch` is filled in by the simulator when it collects the rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TraceRow {
+    pub switch: u16,
+    pub port: u16,
+    pub queue: u8,
+    pub flow: u32,
+    /// `Packet::flow_key` (flow, CBR bit, destination): with `seq` and `occurrence` it names the
+    /// arrival (the oracle of `credence` looks drops up by it).
+    pub flow_key: u64,
+    pub seq: u64,
+    /// How many earlier arrivals at this switch had the same (`flow_key`, `seq`): duplicate ACKs,
+    /// retransmissions.
+    pub occurrence: u32,
+    pub size_bytes: u32,
+    pub flags: u8,
+    pub t_arrival_ps: Time,
+    pub t_fate_ps: Time,
+    pub q_bytes: u64,
+    pub q_avg_bytes: f64,
+    pub occ_bytes: u64,
+    pub occ_avg_bytes: f64,
+    pub longest_bytes: u64,
+    /// 0 sent, 1 pushed out, 2 refused at arrival.
+    pub fate: u8,
+}
+
 /// What every buffer-management scheme implements. One value per switch.
 pub trait BufferManager: Send {
     fn name(&self) -> &'static str;
@@ -257,6 +288,18 @@ pub trait BufferManager: Send {
     }
 
     fn on_tick(&mut self, _st: &BufferState, _now: Time) {}
+
+    /// The trace rows recorded so far, taken out (None: the scheme does not trace). Called once,
+    /// when the run's output is built.
+    fn take_trace(&mut self) -> Option<Vec<TraceRow>> {
+        None
+    }
+
+    /// The scheme's own counters (name, value), summed over switches into the run's summary
+    /// (`scheme_stats`). Called once, when the run's output is built.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// What a scheme's builder knows about its switch.
@@ -340,6 +383,7 @@ schemes! {
     AbmApprox(abm_approx::AbmApprox),
     Sojourn(cbm::SojournBm),
     Lqd(lqd::LongestQueueDrop),
+    Credence(credence::Credence),
 }
 
 impl From<Box<dyn BufferManager>> for Scheme {
@@ -388,6 +432,12 @@ impl BufferManager for Scheme {
     fn on_tick(&mut self, st: &BufferState, now: Time) {
         with_scheme!(self, b => b.on_tick(st, now))
     }
+    fn take_trace(&mut self) -> Option<Vec<TraceRow>> {
+        with_scheme!(self, b => b.take_trace())
+    }
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        with_scheme!(self, b => b.stats())
+    }
 }
 
 type Builder = fn(&Params, &BmContext) -> Result<Scheme, String>;
@@ -408,6 +458,7 @@ pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("cbm", "CBM: complete sharing + drop at dequeue when the sojourn time exceeds a dynamic bound", cbm::build),
     ("bshare", "BSHARE: queuing-delay-driven buffer sharing (Algorithm 1)", bshare::build),
     ("lqd", "LQD: complete sharing; when full, push out the tail of the longest queue", lqd::build),
+    ("credence", "Credence: drop-tail that follows LQD with predictions (thresholds of a virtual LQD, B/N gate)", credence::build),
 ];
 
 pub fn scheme_names() -> Vec<&'static str> {
