@@ -88,10 +88,13 @@ def scheme_params(scheme: str, nq: int):
                 "congested": st.sampled_from(["threshold", "buffer"]), "congested_fraction": frac, "safeguard_fraction": st.floats(0.5, 1.0)},
         "bshare": {"alpha": _alpha(nq), "alpha_unsched": st.floats(1.0, 1024.0), "min_bytes": st.floats(0.0, 5000.0), "update_interval_us": interval_us,
                    "congested": st.sampled_from(["threshold", "buffer"]), "congested_fraction": frac, "safeguard_fraction": st.floats(0.5, 1.0)},
+        # prediction = "none" (the others need a recorded LQD trace or a trained forest)
+        "credence": {"thresholds": st.sampled_from(["shadow", "code", "none"])},
     }.get(scheme, {})
-    if not keys:
+    required = {"credence": {"prediction": st.just("none")}}.get(scheme, {})
+    if not keys and not required:
         return st.just({})
-    return st.fixed_dictionaries({}, optional=keys)
+    return st.fixed_dictionaries(required, optional=keys)
 
 
 @dataclass
