@@ -102,6 +102,15 @@ def _pct(x: np.ndarray, q: int) -> Optional[float]:
     return b - d * (1 - g) if g >= 0.5 else a + d * g
 
 
+
+#: lqd_trace.parquet's columns and their types (None: as the engine gives them, float64);
+#: docs/outputs.md describes each.
+LQD_TRACE_COLUMNS = [("switch", np.int32), ("port", np.int32), ("queue", np.int32), ("flow", np.int64),
+                     ("flow_key", np.int64), ("seq", np.int64), ("occurrence", np.int64), ("size_bytes", np.int64),
+                     ("flags", np.int32), ("t_arrival_ps", np.int64), ("t_fate_ps", np.int64), ("q_bytes", np.int64),
+                     ("q_avg_bytes", None), ("occ_bytes", np.int64), ("occ_avg_bytes", None),
+                     ("longest_bytes", np.int64), ("fate", np.int8)]
+
 class Results:
     """What one run produced. Tables are pyarrow; ``.flows`` etc. give pandas DataFrames."""
 
@@ -183,25 +192,8 @@ class Results:
             })
         if "lqd_trace" in raw:  # [switch.bm] scheme = "lqd", trace = true (docs/schemes/credence.md 5.2)
             t = _cols(raw["lqd_trace"])
-            self.tables["lqd_trace"] = pa.table({
-                "switch": _arr(t["switch"].astype(np.int32)),
-                "port": _arr(t["port"].astype(np.int32)),
-                "queue": _arr(t["queue"].astype(np.int32)),
-                "flow": _arr(t["flow"].astype(np.int64)),
-                "flow_key": _arr(t["flow_key"].astype(np.int64)),
-                "seq": _arr(t["seq"].astype(np.int64)),
-                "occurrence": _arr(t["occurrence"].astype(np.int64)),
-                "size_bytes": _arr(t["size_bytes"].astype(np.int64)),
-                "flags": _arr(t["flags"].astype(np.int32)),
-                "t_arrival_ps": _arr(t["t_arrival_ps"].astype(np.int64)),
-                "t_fate_ps": _arr(t["t_fate_ps"].astype(np.int64)),
-                "q_bytes": _arr(t["q_bytes"].astype(np.int64)),
-                "q_avg_bytes": _arr(t["q_avg_bytes"]),
-                "occ_bytes": _arr(t["occ_bytes"].astype(np.int64)),
-                "occ_avg_bytes": _arr(t["occ_avg_bytes"]),
-                "longest_bytes": _arr(t["longest_bytes"].astype(np.int64)),
-                "fate": _arr(t["fate"].astype(np.int8)),
-            })
+            self.tables["lqd_trace"] = pa.table({name: _arr(t[name] if dt is None else t[name].astype(dt))
+                                                 for name, dt in LQD_TRACE_COLUMNS})
         self.summary = self._summary(raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qe - qs, b, sw_names)
         if raw.get("scheme_stats"):  # the scheme's own counters (credence), summed over switches
             self.summary["scheme_stats"] = {k: int(v) for k, v in raw["scheme_stats"]}

@@ -63,6 +63,18 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
 }
 
 impl Tracer {
+    /// A packet of queue `i` leaves: sent (its head row, fate 0) or pushed out (its tail row,
+    /// fate 1); the features see the departure either way.
+    fn depart(&mut self, st: &BufferState, i: usize, now: Time, pushed_out: bool) {
+        self.feat.on_departure(st, i, now);
+        let r = if pushed_out { self.fifo[i].pop_back() } else { self.fifo[i].pop_front() };
+        if let Some(mut r) = r {
+            r.t_fate_ps = now;
+            r.fate = pushed_out as u8;
+            self.rows.push(r);
+        }
+    }
+
     /// The first time an arrival is offered: its features, before any push-out.
     fn offer(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, now: Time) {
         if let Some(p) = &self.pending {
@@ -156,25 +168,13 @@ impl BufferManager for LongestQueueDrop {
     }
     fn on_dequeue(&mut self, st: &BufferState, q: QueueRef, _pkt: &Packet, now: Time) -> bool {
         if let Some(t) = &mut self.trace {
-            let i = st.idx(q);
-            t.feat.on_departure(st, i, now);
-            if let Some(mut r) = t.fifo[i].pop_front() {
-                r.t_fate_ps = now;
-                r.fate = 0;
-                t.rows.push(r);
-            }
+            t.depart(st, st.idx(q), now, false);
         }
         true
     }
     fn on_evict(&mut self, st: &BufferState, q: QueueRef, _pkt: &Packet, now: Time) {
         if let Some(t) = &mut self.trace {
-            let i = st.idx(q);
-            t.feat.on_departure(st, i, now);
-            if let Some(mut r) = t.fifo[i].pop_back() {
-                r.t_fate_ps = now;
-                r.fate = 1;
-                t.rows.push(r);
-            }
+            t.depart(st, st.idx(q), now, true);
         }
     }
     fn take_trace(&mut self) -> Option<Vec<TraceRow>> {

@@ -52,6 +52,16 @@ pub struct TransportCfg {
     pub pace_payload_only: bool,
 }
 
+/// A transport switch with two allowed values: `off` gives false, `on` true; anything else is a
+/// clear error naming `transport.<key>`.
+fn two_way(key: &str, value: &str, off: &str, on: &str) -> Result<bool, String> {
+    match value {
+        v if v == off => Ok(false),
+        v if v == on => Ok(true),
+        other => Err(format!("transport.{key} = '{other}': not allowed; allowed: {off}, {on}")),
+    }
+}
+
 impl TransportCfg {
     pub fn from_spec(t: &TransportSpec) -> Result<Self, String> {
         if t.mss_bytes == 0 || t.mss_bytes > 65_000 {
@@ -66,31 +76,11 @@ impl TransportCfg {
         if t.min_rto_ps == 0 {
             return Err("transport.min_rto_us = 0: must be > 0".into());
         }
-        let prr = match t.recovery.as_str() {
-            "rfc6675" => false,
-            "prr" => true,
-            other => return Err(format!("transport.recovery = '{other}': not allowed; allowed: rfc6675, prr")),
-        };
-        let preopened_cwnd_fit = match t.preopened_init_cwnd.as_str() {
-            "transport" => false,
-            "fit" => true,
-            other => return Err(format!("transport.preopened_init_cwnd = '{other}': not allowed; allowed: transport, fit")),
-        };
-        let lost_rtx_rto_only = match t.lost_retransmission.as_str() {
-            "detect" => false,
-            "rto" => true,
-            other => return Err(format!("transport.lost_retransmission = '{other}': not allowed; allowed: detect, rto")),
-        };
-        let recovery_tail_resend = match t.recovery_tail.as_str() {
-            "rto" => false,
-            "resend" => true,
-            other => return Err(format!("transport.recovery_tail = '{other}': not allowed; allowed: rto, resend")),
-        };
-        let pace_payload_only = match t.pacing_size.as_str() {
-            "packet" => false,
-            "payload" => true,
-            other => return Err(format!("transport.pacing_size = '{other}': not allowed; allowed: packet, payload")),
-        };
+        let prr = two_way("recovery", &t.recovery, "rfc6675", "prr")?;
+        let preopened_cwnd_fit = two_way("preopened_init_cwnd", &t.preopened_init_cwnd, "transport", "fit")?;
+        let lost_rtx_rto_only = two_way("lost_retransmission", &t.lost_retransmission, "detect", "rto")?;
+        let recovery_tail_resend = two_way("recovery_tail", &t.recovery_tail, "rto", "resend")?;
+        let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
