@@ -129,9 +129,9 @@ def host(sc: Scenario, switch_ecn: List[int]) -> dict:
 
 
 #: Congestion controls whose senders are paced at a rate (the engine's cc modules that set a pacing
-#: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window); window-based ones
+#: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window; cc/dcqcn.rs); window-based ones
 #: (newreno, dctcp, cubic) never pace, so ``transport.pacing_size`` cannot act on them.
-RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window")
+RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window", "dcqcn")
 
 
 def _paced(sc: Scenario) -> bool:
