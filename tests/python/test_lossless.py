@@ -79,6 +79,18 @@ def test_bad_lossless_keys_are_clear_errors():
         _incast(lossless=False, lossless_priorities=[9])
     with pytest.raises(sharebuf.ScenarioError, match=r"pfc_headroom_bytes = 5000: below the headroom .* allowed: >= 7070"):
         _incast(pfc_headroom_bytes=5000)
+    with pytest.raises(sharebuf.ScenarioError, match=r"pfc_xon_bytes.* need switch\.lossless_priorities"):
+        _incast(lossless=False, pfc_xon_bytes=100)
+
+
+def test_lossy_scenario_records_no_pfc_key():
+    """Off by default: a lossy scenario's resolved scenario.toml and engine spec name no PFC key."""
+    from sharebuf.runner import load_scenario
+    from sharebuf.scenario.engine_spec import resolve
+
+    sc, base, _ = load_scenario(star(), None)
+    assert not any(k.startswith(("lossless", "pfc")) for k in sc.switch.model_dump(exclude_none=True))
+    assert "pfc" not in resolve(sc, base)["switch"]
 
 
 @pytest.mark.parametrize("scheduler", ["rr", "sp", "drr"])

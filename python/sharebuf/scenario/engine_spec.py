@@ -98,9 +98,12 @@ def switch(sc: Scenario, base: Path) -> dict:
                                     f"allowed: 0..{sw.queues_per_port - 1} (queues_per_port = {sw.queues_per_port})")
         if len(set(sw.lossless_priorities)) != len(sw.lossless_priorities):
             raise ScenarioError(f"switch.lossless_priorities = {sw.lossless_priorities}: a priority is given twice")
-        out["pfc"] = dict(lossless_priorities=list(sw.lossless_priorities), headroom_bytes=sw.pfc_headroom_bytes,
-                          xon_bytes=sw.pfc_xon_bytes, xon_offset_bytes=sw.pfc_xon_offset_bytes,
-                          alpha_ingress=sw.pfc_alpha_ingress)
+        pfc = dict(lossless_priorities=list(sw.lossless_priorities), headroom_bytes=sw.pfc_headroom_bytes,
+                   xon_bytes=sw.pfc_xon_bytes, xon_offset_bytes=sw.pfc_xon_offset_bytes, alpha_ingress=sw.pfc_alpha_ingress)
+        out["pfc"] = {k: v for k, v in pfc.items() if v is not None}  # the engine's defaults otherwise
+    elif any(v is not None for v in (sw.pfc_headroom_bytes, sw.pfc_xon_bytes, sw.pfc_xon_offset_bytes, sw.pfc_alpha_ingress)):
+        raise ScenarioError("switch: pfc_headroom_bytes, pfc_xon_bytes, pfc_xon_offset_bytes and pfc_alpha_ingress need "
+                            "switch.lossless_priorities (no priority is lossless); allowed: set lossless_priorities, or omit them")
     return out
 
 
