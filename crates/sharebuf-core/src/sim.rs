@@ -705,6 +705,8 @@ impl Simulator {
         // SAFETY: `g` is a host's NIC (`emit`) or a switch port from its port list.
         let port = unsafe { self.ports.get_unchecked_mut(g) };
         let p = self.pool.get_mut(id);
+        // docs/lossless.md §6 invariant 3: a port never commits a packet of a paused priority.
+        debug_assert!(p.prio >= 8 || port.paused & (1 << p.prio) == 0, "invariant violated: PFC: port {g} sends a packet of paused priority {} (paused {:#010b})", p.prio, port.paused);
         p.from_port = g as u32;
         let size = p.size_bytes as u64;
         let end = start + port.tx_time_ps(size);
@@ -858,6 +860,9 @@ impl Simulator {
         let p = self.pool.get_mut(id);
         let size = p.size_bytes as u64;
         if sw.buf.remaining_bytes() < size {
+            // Invariant 1 (lossless never drops): a buffer too small for its headroom and PFC
+            // thresholds. Counted in release builds (summary.json pfc.lossless_drops).
+            debug_assert!(false, "invariant violated: lossless packet dropped at switch {s}: buffer full ({} of {} B, headroom used {} of {} B), priority {}", sw.buf.occupied_bytes, sw.buf.total_bytes, sw.pfc.as_ref().map_or(0, |f| f.hdrm_used), sw.pfc.as_ref().map_or(0, |f| f.headroom_pool), p.prio);
             p.size_bytes = wire_bytes;
             self.lossless_drops += 1;
             self.drop_packet(id, DropCause::BufferFull);
