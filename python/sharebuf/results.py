@@ -203,6 +203,10 @@ class Results:
                 "delivered_bytes": _arr(c["delivered_bytes"].astype(np.int64)),
                 "workload": _strs(names, c["workload"]),
             })
+        if raw.get("pfc") is not None:  # lossless priorities: one row per port that sent or received a PFC frame
+            rows = raw["pfc"]["ports"]
+            cols = {c: np.array([r[i] for r in rows], dtype=np.int64) for i, c in enumerate(_PFC_COLS)}
+            self.tables["pfc"] = pa.table({c: _arr(v) for c, v in cols.items()})
         if "lqd_trace" in raw:  # [switch.bm] scheme = "lqd", trace = true (docs/schemes/credence.md 5.2)
             t = _cols(raw["lqd_trace"])
             self.tables["lqd_trace"] = pa.table({
@@ -312,6 +316,11 @@ class Results:
     @property
     def lqd_trace(self):
         return self._df("lqd_trace")
+
+    @property
+    def pfc(self):
+        """Per port PFC counters (lossless priorities only): see docs/outputs.md."""
+        return self._df("pfc")
 
     def write(self, out_dir) -> Path:
         """Write every table as Parquet plus summary.json. The directory appears complete or

@@ -46,6 +46,10 @@ def test_lossy_incast_drops_and_lossless_incast_loses_nothing():
     sw = [row for row in p["ports"] if row["node"] >= 9]
     assert len(sw) == 8 and all(row["pauses_sent"] >= 1 for row in sw)
     assert p["pauses_sent"] == p["pauses_received"] == sum(row["pauses_received"] for row in hosts.values())
+    # The same rows as a table, written as pfc.parquet.
+    t = r.pfc
+    assert len(t) == len(p["ports"]) and int(t.pauses_sent.sum()) == p["pauses_sent"]
+    assert (t.paused_ps / 1e6).round(4).tolist() == [round(row["paused_us"], 4) for row in p["ports"]]
 
 
 @pytest.mark.parametrize("delay_us, packets", [(1.0, 3), (2.0, 5), (3.0, 7)])
