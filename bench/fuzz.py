@@ -89,6 +89,9 @@ def scheme_params(scheme: str, nq: int):
         "bshare": {"alpha": _alpha(nq), "alpha_unsched": st.floats(1.0, 1024.0), "min_bytes": st.floats(0.0, 5000.0), "update_interval_us": interval_us,
                    "congested": st.sampled_from(["threshold", "buffer"]), "congested_fraction": frac, "safeguard_fraction": st.floats(0.5, 1.0)},
     }.get(scheme, {})
+    if scheme == "credence":
+        # Credence's default prediction ("model") needs a forest file: the file-free predictor.
+        return st.just({"prediction": "none"})
     if not keys:
         return st.just({})
     return st.fixed_dictionaries({}, optional=keys)
