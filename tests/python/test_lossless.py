@@ -158,3 +158,28 @@ def test_pauses_propagate_hop_by_hop_on_a_leaf_spine():
     for row in rows:
         assert row["resumes_received"] == row["pauses_received"] and row["resumes_sent"] == row["pauses_sent"], row
         assert row["max_headroom_bytes"] <= row["headroom_limit_bytes"], row
+
+
+@pytest.mark.parametrize("scheme", ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd", "credence"])
+def test_no_scheme_drops_a_lossless_packet(scheme):
+    """Every scheme decides only lossy packets: its admission, its push-out (LQD, Credence) and its
+    dequeue drop (CBM, BShare's sojourn rule) never take a lossless packet. 8 senders, 125 KB on
+    lossless priority 3 and 60 KB on lossy priority 1 each, to one host (invariants on)."""
+    n = 8
+    sc = star(hosts=n + 1, buffer_bytes=400_000, delay_us=1.0, nq=4, scheme=scheme)
+    if scheme in ("cs", "cp", "lqd", "credence"):
+        sc["switch"]["bm"] = {"scheme": scheme, **({"prediction": "none"} if scheme == "credence" else {})}
+    sc["max_ms"] = 30
+    sc["switch"]["lossless_priorities"] = [3]
+    sc["debug"] = {"check_invariants": True}
+    sc["transport"] = {"cc": "newreno", "handshake": False, "init_cwnd_packets": 100}
+    sc["workload"] = [
+        {"kind": "flows", "name": "lossless", "priority": 3, "flows": [{"src": i, "dst": n, "size_bytes": 125_000, "start_s": 0.0} for i in range(n)]},
+        {"kind": "flows", "name": "lossy", "priority": 1, "flows": [{"src": i, "dst": n, "size_bytes": 60_000, "start_s": 0.0} for i in range(n)]},
+    ]
+    r = sharebuf.run(sc)
+    f = r.flows
+    assert r.summary["pfc"]["lossless_drops"] == 0 and r.summary["pfc"]["headroom_overflows"] == 0
+    ll = f[f.workload == "lossless"]
+    assert ll.finished.all() and ll.retransmits.sum() == 0
+    assert r.summary["drops_total"] > 0, "the lossy class does drop"

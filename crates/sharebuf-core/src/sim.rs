@@ -826,11 +826,12 @@ impl Simulator {
         if sw.bm_hooks {
             // The scheme sees accounted bytes, as at enqueue.
             let pkt = Packet { size_bytes: acct_bytes, ..*p };
-            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+            // A scheme's dequeue drop (CBM's, BShare's sojourn rule) does not apply to a lossless
+            // packet: the scheme sees the departure, the packet is sent.
+            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) && !lossless {
                 self.inv.on_dropped(self.pool.get(id));
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
-                self.lossless_drops += lossless as u64;
                 self.pool.free(id);
                 if let Some((ing, prio)) = resume {
                     self.send_pfc(ing, prio, false);
