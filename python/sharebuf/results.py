@@ -80,6 +80,28 @@ def write_parquet(table: pa.Table, path) -> None:
         w.close()
 
 
+_PFC_COLS = ("port", "node", "local", "pauses_sent", "resumes_sent", "pauses_received", "resumes_received", "paused_ps",
+             "max_headroom_bytes", "headroom_limit_bytes")
+
+
+def _pfc_summary(p: dict, switch_names, n_hosts: int) -> dict:
+    """summary.json's ``pfc``: totals and one entry per port that sent or received a frame
+    (``paused_us``: time its priorities were paused, summed over priorities)."""
+    ports = []
+    for row in p["ports"]:
+        r = dict(zip(_PFC_COLS, (int(v) for v in row)))
+        r["paused_us"] = r.pop("paused_ps") / 1e6
+        ports.append(r)
+    return {
+        "lossless_drops": int(p["lossless_drops"]),
+        "headroom_overflows": int(p["headroom_overflows"]),
+        "pauses_sent": sum(r["pauses_sent"] for r in ports),
+        "resumes_sent": sum(r["resumes_sent"] for r in ports),
+        "pauses_received": sum(r["pauses_received"] for r in ports),
+        "ports": ports,
+    }
+
+
 def _pct(x: np.ndarray, q: int) -> Optional[float]:
     """``np.percentile(x, q)`` (its default "linear" method), bit for bit, without its call of
     ``np.unique``, which imports ``numpy.ma`` (~0.03 s at start-up; issue 10). As numpy: the
@@ -190,6 +212,10 @@ class Results:
                 "delivered_bytes": _arr(c["delivered_bytes"].astype(np.int64)),
                 "workload": _strs(names, c["workload"]),
             })
+        if raw.get("pfc") is not None:  # lossless priorities: one row per port that sent or received a PFC frame
+            rows = raw["pfc"]["ports"]
+            cols = {c: np.array([r[i] for r in rows], dtype=np.int64) for i, c in enumerate(_PFC_COLS)}
+            self.tables["pfc"] = pa.table({c: _arr(v) for c, v in cols.items()})
         if "lqd_trace" in raw:  # [switch.bm] scheme = "lqd", trace = true (docs/schemes/credence.md 5.2)
             t = _cols(raw["lqd_trace"])
             self.tables["lqd_trace"] = pa.table({name: _arr(t[name] if dt is None else t[name].astype(dt))
@@ -197,6 +223,8 @@ class Results:
         self.summary = self._summary(raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qe - qs, b, sw_names)
         if raw.get("scheme_stats"):  # the scheme's own counters (credence), summed over switches
             self.summary["scheme_stats"] = {k: int(v) for k, v in raw["scheme_stats"]}
+        if raw.get("pfc") is not None:  # lossless priorities (docs/lossless.md): PFC per port
+            self.summary["pfc"] = _pfc_summary(raw["pfc"], raw.get("switch_names") or [], int(raw["stats"].get("n_hosts", 0) or 0))
 
     def _summary(self, raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qct, b, sw_names) -> dict:
         from ._version import __version__
@@ -280,6 +308,11 @@ class Results:
     @property
     def lqd_trace(self):
         return self._df("lqd_trace")
+
+    @property
+    def pfc(self):
+        """Per port PFC counters (lossless priorities only): see docs/outputs.md."""
+        return self._df("pfc")
 
     def write(self, out_dir) -> Path:
         """Write every table as Parquet plus summary.json. The directory appears complete or

@@ -73,6 +73,8 @@ CASES.update({
     # FB on PISA with all four approximations (synced state, γ count, pow2, α levels).
     # No congestion control (the ABM code's AEM "theta-PowerTCP" class): fixed 20-segment window.
     "small-dt-fixed_window": _small("dt", "fixed_window", **{"transport.cc_params": {"window_packets": 20}}),
+    # DCQCN (docs/lossless.md §3) on the lossy default: a CNP per ECN-echoing ACK.
+    "small-dt-dcqcn": _small("dt", "dcqcn"),
     "small-fb_pisa-newreno-sync": _small("fb_pisa", "newreno", **{"switch.bm.sync_period_us": 20, "switch.bm.alpha_levels": [0.5, 1, 2, 4, 8, 16]}),
 })
 CASES["star-cbr-contract"] = {"scenario": "examples/contract-star-cbr.toml", "sets": {}}

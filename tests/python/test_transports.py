@@ -223,3 +223,72 @@ def test_hystart_choices_and_errors():
     sc["transport"]["cc_params"] = {"hystart": 2}
     with pytest.raises(sharebuf.ScenarioError, match=r"hystart = 2"):
         sharebuf.run(sc)
+
+
+# ----------------------------------------------------------------------------------------
+# DCQCN (cc/dcqcn.rs, docs/lossless.md §3) end to end: two flows at 10 Gbps line rate into one
+# 10 Gbps port of a star (1 us links), step ECN marking at K = 30 000 B on enqueue, one ACK per
+# packet (a CNP per marked packet). α is updated every 10 us and the decrease checked every
+# 40 us, so while marks flow α stays exactly 1 and every decrease halves the rate.
+#
+# Hand computation (wire packet 1 502 B, 1.2016 us at 10 Gbps):
+# * both at line rate: the queue grows at 10 Gbps = 1.25 B/ns from 2.2 us;
+# * the first marked packet is enqueued behind 20 packets (> 30 000 B) at ≈ 26.2 us, leaves at
+#   ≈ 50.2 us, reaches the receiver at ≈ 52.4 us; its CNP (ACK) reaches the sender at t0 ≈ 54.5 us;
+# * first decrease at t0 + 40.001 us ≈ 94.5 us: each flow 5 Gbps, together exactly line rate,
+#   whose packets reach the queue ≈ 2.2 us later: the queue peaks at ≈ 1.25 B/ns × 94.5 us ≈
+#   118 KB and stays flat for τ_dec = 40 us;
+# * second decrease (marks still flow): 2.5 Gbps each, the queue drains at 0.625 B/ns; third:
+#   1.25 Gbps each, 0.9375 B/ns;
+# * the queue falls below K at ≈ 250 us; the last marked packets' CNPs arrive by ≈ 275 us, so
+#   the sixth decrease at ≈ 294.5 us is the last: r = 10/2⁶ = 0.15625 Gbps each;
+# * 900 us later (≈ 1 194.5 us) fast recovery: each (r + 10)/2, together 10 + r: the queue
+#   regrows at r = 0.156 Gbps; the rate takes effect at the flows' next ACK (sharebuf evaluates
+#   the timers lazily) and after the packet already paced at the old rate: up to two packet gaps
+#   at r (2 × 77 us) late;
+# * 900 us after that, active increase (R_T capped at 10): each ((r + 10)/2 + 10)/2, together
+#   10 + (r + 10)/2: the queue grows at 5.078 Gbps.
+
+def _dcqcn_two_flows():
+    sc = star(hosts=3, buffer_bytes=2_000_000, delay_us=1.0)
+    sc["max_ms"] = 2.3
+    sc["switch"]["ecn_k_bytes"] = 30_000
+    sc["transport"] = {"cc": "dcqcn", "handshake": False, "cc_params": {"alpha_interval_us": 10, "decrease_interval_us": 40}}
+    sc["output"] = {"buffer_sample_us": 1, "queue_sample_us": 1}
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": i, "dst": 2, "size_bytes": 10**9, "start_s": 0.0} for i in range(2)]}]
+    return sharebuf.run(sc)
+
+
+def _slope_gbps(t_us, b, lo, hi):
+    m = (t_us > lo) & (t_us < hi)
+    return np.polyfit(t_us[m], b[m], 1)[0] * 8 / 1e3
+
+
+def test_dcqcn_rate_steps_match_the_hand_computation():
+    r = _dcqcn_two_flows()
+    assert r.summary["drops_total"] == 0
+    assert r.summary["packets"]["ecn_marked"] > 0
+    q = r.queue_occupancy
+    q = q[q.port == 2]
+    t, b = q.time_s.values * 1e6, q.bytes.values.astype(float)
+    peak = b.max()
+    p0, p1 = t[b == peak].min(), t[b == peak].max()
+    # Growth at line rate, to 2 %.
+    assert _slope_gbps(t, b, 10, 80) == pytest.approx(10.0, rel=0.02)
+    # First decrease: peak ≈ 118 KB at ≈ 96.7 us (5 %, 4 us), flat for τ_dec = 40 us (± 3 us).
+    assert peak == pytest.approx(118_000, rel=0.05), peak
+    assert p0 == pytest.approx(96.7, abs=4.0), p0
+    assert p1 - p0 == pytest.approx(40.0, abs=3.0), (p0, p1)
+    # Second and third decreases: drains at 5 and 7.5 Gbps (2 %).
+    assert _slope_gbps(t, b, p1, p1 + 40) == pytest.approx(-5.0, rel=0.02)
+    assert _slope_gbps(t, b, p1 + 40, p1 + 80) == pytest.approx(-7.5, rel=0.02)
+    # The queue empties and stays empty until fast recovery, 900 us after the sixth decrease.
+    empty = t[(b == 0) & (t > p1)][0]
+    regrow = t[(b > 0) & (t > empty)][0]
+    assert 250 < empty < 300, empty
+    assert 1194.5 <= regrow <= 1194.5 + 2 * 77 + 5, regrow
+    assert _slope_gbps(t, b, regrow, regrow + 600) == pytest.approx(10 / 64, rel=0.05)
+    # Active increase 900 us later: the queue grows at (r + 10)/2 = 5.078 Gbps (5 %).
+    fast = t[(b > 20_000) & (t > regrow)][0]
+    assert 2094.5 < fast < 2094.5 + 30, fast
+    assert _slope_gbps(t, b, fast, fast + 30) == pytest.approx((10 / 64 + 10) / 2, rel=0.05)

@@ -97,6 +97,40 @@ pub struct SwitchSpec {
     #[serde(default = "wire")]
     pub buffer_accounting: String,
     pub bm: BmSpec,
+    /// Lossless priorities and PFC (docs/lossless.md); None: every priority is lossy.
+    #[serde(default)]
+    pub pfc: Option<PfcSpec>,
+}
+
+/// `[switch]`'s lossless keys as the engine receives them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcSpec {
+    /// Priorities (0..=7, each below queues_per_port) that are lossless.
+    pub lossless_priorities: Vec<u8>,
+    /// Headroom per lossless (ingress port, priority); None: the bound of docs/lossless.md §6
+    /// per port (its link rate and delay, the transport's largest wire packet, the upstream
+    /// device FIFO).
+    #[serde(default)]
+    pub headroom_bytes: Option<u64>,
+    #[serde(default = "default_xon")]
+    pub xon_bytes: u64,
+    #[serde(default = "default_xon_offset")]
+    pub xon_offset_bytes: u64,
+    #[serde(default = "default_alpha_ingress")]
+    pub alpha_ingress: f64,
+}
+
+fn default_xon() -> u64 {
+    1248
+}
+
+fn default_xon_offset() -> u64 {
+    2496
+}
+
+fn default_alpha_ingress() -> f64 {
+    1.0
 }
 
 fn wire() -> String {

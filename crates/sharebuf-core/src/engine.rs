@@ -45,6 +45,9 @@ pub enum Kind {
     SampleBuffer,
     /// Periodic per-queue occupancy sample.
     SampleQueues,
+    /// A PFC frame arrives at port `a` (global id): `b` = priority | 0x100 for a pause
+    /// (0 for a resume). Only with lossless priorities (docs/lossless.md).
+    Pfc,
 }
 
 /// A compact event: 24 bytes.
@@ -61,9 +64,9 @@ impl Event {
     #[inline]
     pub fn kind(&self) -> Kind {
         // The kind is stored in the low byte of `seq`, below the insertion counter; every seq
-        // is built as `(counter << 8) | kind as u64` (< 10), so its low 4 bits are the kind and
+        // is built as `(counter << 8) | kind as u64` (< 11), so its low 4 bits are the kind and
         // the 16-entry table needs no bounds check.
-        debug_assert!(self.seq & 0xff < 10);
+        debug_assert!(self.seq & 0xff < 11);
         KINDS[(self.seq & 0xf) as usize]
     }
 
@@ -75,7 +78,7 @@ impl Event {
     }
 }
 
-/// `Kind` by discriminant, padded to 16 entries (indices 10..16 never occur).
+/// `Kind` by discriminant, padded to 16 entries (indices 11..16 never occur).
 const KINDS: [Kind; 16] = [
     Kind::Arrive,
     Kind::TxDone,
@@ -87,12 +90,12 @@ const KINDS: [Kind; 16] = [
     Kind::BmTick,
     Kind::SampleBuffer,
     Kind::SampleQueues,
-    Kind::SampleQueues,
-    Kind::SampleQueues,
-    Kind::SampleQueues,
-    Kind::SampleQueues,
-    Kind::SampleQueues,
-    Kind::SampleQueues,
+    Kind::Pfc,
+    Kind::Pfc,
+    Kind::Pfc,
+    Kind::Pfc,
+    Kind::Pfc,
+    Kind::Pfc,
 ];
 
 impl PartialEq for Event {

@@ -289,7 +289,18 @@ impl Simulator {
             if port.dev_bytes != port.dev.iter().map(|&(_, b)| b as u64).sum::<u64>() {
                 violated!(self, "device FIFO byte count", "{when}: {}: counted {} B", name(g), port.dev_bytes);
             }
-            if port.dev_cap > 0 && port.queued_pkts > 0 && (waiting.len() != port.dev_cap as usize || port.txdone_at != waiting[0]) {
+            // PFC: packets of paused queues (a host NIC: behind a paused head) wait for the resume.
+            let ready = if port.paused_q == 0 {
+                port.queued_pkts > 0
+            } else if port.is_host() {
+                port.queues[0].front().is_some_and(|&id| {
+                    let pr = self.pool.get(id).prio;
+                    pr >= 8 || port.paused & (1 << pr) == 0
+                })
+            } else {
+                port.queues.iter().enumerate().any(|(q, x)| !x.is_empty() && port.paused_q & (1 << q) == 0)
+            };
+            if port.dev_cap > 0 && ready && (waiting.len() != port.dev_cap as usize || port.txdone_at != waiting[0]) {
                 violated!(self, "packets above a device FIFO wait for its next room", "{when}: {}: {} queued, {} of {} wait in the device, wake-up at {} ps", name(g), port.queued_pkts, waiting.len(), port.dev_cap, port.txdone_at);
             }
         }

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod metrics;
 pub mod nic;
 pub mod packet;
+pub mod pfc;
 pub mod sim;
 pub mod switch;
 pub mod topology;

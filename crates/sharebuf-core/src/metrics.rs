@@ -75,6 +75,36 @@ pub struct Counters {
     pub nic_peak_bytes: u64,
 }
 
+/// PFC counters of one port (docs/lossless.md §6 "Outputs"): as the sender of frames (a
+/// switch port facing an upstream device: pauses and resumes it sent, the most headroom any of
+/// its lossless priorities used, the headroom limit) and as their receiver (frames received,
+/// time paused summed over priorities).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PfcPortRow {
+    /// Global port id; the node that owns the port; its index on that node.
+    pub port: u32,
+    pub node: u32,
+    pub local: u32,
+    pub pauses_sent: u64,
+    pub resumes_sent: u64,
+    pub pauses_received: u64,
+    pub resumes_received: u64,
+    pub paused_ps: u64,
+    pub max_headroom_bytes: u64,
+    pub headroom_limit_bytes: u64,
+}
+
+/// PFC outputs of a run with lossless priorities.
+#[derive(Clone, Debug, Default)]
+pub struct PfcOut {
+    /// One row per port that sent or received a frame.
+    pub ports: Vec<PfcPortRow>,
+    /// Lossless packets dropped (must be 0).
+    pub lossless_drops: u64,
+    /// Lossless packets that found their headroom full (must be 0).
+    pub headroom_overflows: u64,
+}
+
 /// A per-queue occupancy sample.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueSample {
@@ -132,7 +162,9 @@ pub struct RunOutput {
     pub counters: Counters,
     pub events: u64,
     /// Events processed per `engine::Kind`.
-    pub events_by_kind: [u64; 10],
+    pub events_by_kind: [u64; 11],
+    /// Lossless priorities and PFC (None: off).
+    pub pfc: Option<PfcOut>,
     pub end_ps: Time,
     pub in_flight_pkts: u64,
     pub in_flight_bytes: u64,

@@ -68,6 +68,9 @@ pub struct Packet {
     /// Pure ACK: one SACK block [seq + sack_lo, seq + sack_hi), empty if equal.
     pub sack_lo: u32,
     pub sack_hi: u32,
+    /// Global id of the port that last put this packet on the wire (a switch's PFC finds the
+    /// ingress port from it; it fits in the struct's padding).
+    pub from_port: u32,
 }
 
 impl Packet {

@@ -7,6 +7,7 @@ use crate::engine::{EventQueue, Kind, Stop, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
+use crate::pfc::{headroom_bound_bytes, PfcAction, PfcSwitch, PortPause, PFC_FRAME_BYTES};
 use crate::switch::{DropCause, PickKind, Port, SchedState, Switch, IP_PAYLOAD_OVERHEAD_BYTES};
 use crate::topology::{ecmp_hash, Topology};
 use crate::transport::cbr::CbrFlow;
@@ -63,7 +64,15 @@ pub struct Simulator {
     buf_switch: Vec<u16>,
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
-    events_by_kind: [u64; 10],
+    events_by_kind: [u64; 11],
+    /// PFC (lossless priorities) is on: `reverse` and `pause_rx` are filled.
+    pfc_on: bool,
+    /// Per global port, the port of the same link in the other direction (PFC only).
+    reverse: Vec<u32>,
+    /// Per global port, the PFC frames it received and its paused time (PFC only).
+    pause_rx: Vec<PortPause>,
+    /// Lossless packets dropped (buffer full, or by a scheme's push-out or dequeue drop).
+    lossless_drops: u64,
     /// Per active-flow slot, the INT records of the last data packet its receiver got, for
     /// the ACK the delayed-ACK timer sends (kept only if `delack_int_on`: INT and delayed ACKs).
     delack_int: Vec<IntStack>,
@@ -168,8 +177,35 @@ impl Simulator {
                 dev_cap: if (i as u32) < topo.n_hosts { spec.host.device_queue_packets } else { sw.device_queue_packets },
                 ps_per_byte: if (8 * crate::engine::PS_PER_S) % d.rate_bps == 0 { 8 * crate::engine::PS_PER_S / d.rate_bps } else { 0 },
                 sched: SchedState::default(),
+                paused: 0,
+                paused_q: 0,
             })
             .collect();
+        let (lossless_mask, reverse) = match &sw.pfc {
+            None => (0u8, Vec::new()),
+            Some(pf) => {
+                let mut mask = 0u8;
+                if pf.lossless_priorities.is_empty() {
+                    return Err("switch.lossless_priorities = []: give at least one priority, or omit the PFC keys".into());
+                }
+                for &p in &pf.lossless_priorities {
+                    if p as usize >= nq {
+                        return Err(format!("switch.lossless_priorities: priority {p} has no queue of its own; allowed: 0..={} (queues_per_port = {nq})", nq - 1));
+                    }
+                    if mask & (1 << p) != 0 {
+                        return Err(format!("switch.lossless_priorities: priority {p} given twice"));
+                    }
+                    mask |= 1 << p;
+                }
+                if !nic_fq.is_empty() {
+                    return Err("switch.lossless_priorities with host.nic_qdisc = 'fq_codel': not supported; allowed: host.nic_qdisc = 'fifo'".into());
+                }
+                if !(pf.alpha_ingress.is_finite() && pf.alpha_ingress > 0.0) {
+                    return Err(format!("switch.pfc_alpha_ingress = {}: must be finite and > 0", pf.alpha_ingress));
+                }
+                (mask, link_reverse(&topo)?)
+            }
+        };
         let mut switches = Vec::new();
         for (s, gports) in topo.switch_ports.iter().enumerate() {
             let rates: Vec<u64> = gports.iter().map(|&g| topo.ports[g as usize].rate_bps).collect();
@@ -196,6 +232,32 @@ impl Simulator {
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
                 peak_occupancy_bytes: 0,
                 pick_kind: PickKind::of(&sched, nq),
+                pfc: match &sw.pfc {
+                    None => None,
+                    Some(pf) => {
+                        let mtu = cfg.mss_bytes + cfg.header_bytes;
+                        let mut xoff = Vec::with_capacity(gports.len());
+                        for &g in gports {
+                            let (port, up) = (&ports[g as usize], &ports[reverse[g as usize] as usize]);
+                            let bound = headroom_bound_bytes(port.rate_bps, port.delay_ps, mtu, up.dev_cap);
+                            match pf.headroom_bytes {
+                                Some(h) if h < bound => {
+                                    return Err(format!(
+                                        "switch.pfc_headroom_bytes = {h}: below the headroom port {} of {} needs ({bound} B = 2·rate·delay/8 + (3 + upstream device FIFO {})·{mtu} B + {PFC_FRAME_BYTES} B); allowed: >= {bound}, or omit it for the bound per port",
+                                        port.local, topo.switch_names[s], up.dev_cap
+                                    ))
+                                }
+                                Some(h) => xoff.push(h),
+                                None => xoff.push(bound),
+                            }
+                        }
+                        let p = PfcSwitch::new(lossless_mask, sw.buffer_bytes, xoff, pf.xon_bytes, pf.xon_offset_bytes, pf.alpha_ingress);
+                        if p.headroom_pool >= sw.buffer_bytes {
+                            return Err(format!("switch.lossless_priorities: the headroom pool of {} ({} B) leaves nothing of switch.buffer_bytes = {}; allowed: a larger buffer or fewer lossless priorities", topo.switch_names[s], p.headroom_pool, sw.buffer_bytes));
+                        }
+                        Some(Box::new(p))
+                    }
+                },
             });
         }
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
@@ -231,7 +293,8 @@ impl Simulator {
             cc_protos,
             workload_cc,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
-            nic_direct: nic_fq.is_empty() && spec.host.device_queue_packets == 0,
+            // A paused NIC must hold its packets: with PFC, NICs queue (same departures otherwise).
+            nic_direct: nic_fq.is_empty() && spec.host.device_queue_packets == 0 && sw.pfc.is_none(),
             nic_pending: (0..n_hosts).map(|_| VecDeque::new()).collect(),
             nic_fq,
             nic_dropped: Vec::new(),
@@ -242,7 +305,11 @@ impl Simulator {
             buf_switch: Vec::new(),
             buf_bytes: Vec::new(),
             queue_samples: Vec::new(),
-            events_by_kind: [0; 10],
+            events_by_kind: [0; 11],
+            pfc_on: sw.pfc.is_some(),
+            pause_rx: if sw.pfc.is_some() { vec![PortPause::default(); reverse.len()] } else { Vec::new() },
+            reverse,
+            lossless_drops: 0,
             delack_int: Vec::new(),
             delack_int_on: int && cfg_delack,
             inv: Invariants::new(spec.debug.check_invariants, flows.len(), cbrs.len()),
@@ -328,7 +395,7 @@ impl Simulator {
                     self.wake(e.a as usize);
                 }
             } else {
-                self.dispatch_other(e.kind(), e.a);
+                self.dispatch_other(e.kind(), e.a, e.b);
             }
             #[cfg(debug_assertions)]
             self.debug_check_event();
@@ -340,7 +407,7 @@ impl Simulator {
 
     /// Every event kind but the per-packet two (`run` handles those inline).
     #[inline(never)]
-    fn dispatch_other(&mut self, k: Kind, a: u32) {
+    fn dispatch_other(&mut self, k: Kind, a: u32, b: u32) {
         self.events_by_kind[k as usize] += 1;
         match k {
             Kind::Arrive | Kind::TxDone => unreachable!("handled in run"),
@@ -352,6 +419,7 @@ impl Simulator {
             Kind::BmTick => self.bm_tick(a),
             Kind::SampleBuffer => self.sample_buffer(),
             Kind::SampleQueues => self.sample_queues(),
+            Kind::Pfc => self.pfc_frame(a, b),
         }
     }
 
@@ -391,6 +459,14 @@ impl Simulator {
                 }
                 Admission::PushOut(victim) => {
                     let vg = sw.ports[victim.port] as usize;
+                    // PFC: a lossless packet is never pushed out; the arriving (lossy) one goes.
+                    if let (Some(pf), Some(&vid)) = (&sw.pfc, self.ports[vg].queues[victim.queue].back()) {
+                        if pf.is_lossless(self.pool.get(vid).prio) {
+                            self.pool.get_mut(id).size_bytes = wire_bytes;
+                            self.drop_packet(id, DropCause::BmThreshold);
+                            return false;
+                        }
+                    }
                     match self.ports[vg].queues[victim.queue].pop_back() {
                         Some(vid) => {
                             self.ports[vg].queued_pkts -= 1;
@@ -441,6 +517,12 @@ impl Simulator {
             let q = sw.bm.classify(&sw.buf, local, p, qr.queue, now);
             qr.queue = q.min(sw.buf.n_queues - 1);
         }
+        if let Some(pf) = &sw.pfc {
+            if pf.is_lossless(prio) {
+                self.switch_receive_lossless(s, id, qr, local, wire_bytes);
+                return;
+            }
+        }
         // The packet stays borrowed from the pool through DT's decision (one look-up).
         let (sw, p, qbytes) = if let Scheme::Dt(dt) = &sw.bm {
             // DT, the default scheme, decided inline (no jump table, the queue's bytes read
@@ -462,7 +544,12 @@ impl Simulator {
             let qbytes = sw.buf.qbytes_of(qr);
             (sw, self.pool.get_mut(id), qbytes)
         };
-        if sw.buf.remaining_bytes() < size {
+        // With PFC, a lossy packet may not use the headroom lossless queues have not used.
+        let reserve = match &sw.pfc {
+            None => 0,
+            Some(pf) => pf.reserved_headroom(),
+        };
+        if sw.buf.remaining_bytes() < size + reserve {
             p.size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull);
             return;
@@ -485,6 +572,7 @@ impl Simulator {
         // has room) would pick this packet at once; skip the queue and do exactly what `kick`
         // does.
         let fast = if port.dev_cap == 0 { port.busy_until <= now && port.queued_pkts == 0 } else { port.queued_pkts == 0 && port.dev_has_room(now) }
+            && port.paused_q == 0
             && match sw.pick_kind {
                 PickKind::Stateless => true,
                 // Round robin: `pick` finds the one non-empty queue and moves past it.
@@ -616,7 +704,11 @@ impl Simulator {
         debug_assert!(g < self.ports.len());
         // SAFETY: `g` is a host's NIC (`emit`) or a switch port from its port list.
         let port = unsafe { self.ports.get_unchecked_mut(g) };
-        let size = self.pool.get(id).size_bytes as u64;
+        let p = self.pool.get_mut(id);
+        // docs/lossless.md §6 invariant 3: a port never commits a packet of a paused priority.
+        debug_assert!(p.prio >= 8 || port.paused & (1 << p.prio) == 0, "invariant violated: PFC: port {g} sends a packet of paused priority {} (paused {:#010b})", p.prio, port.paused);
+        p.from_port = g as u32;
+        let size = p.size_bytes as u64;
         let end = start + port.tx_time_ps(size);
         port.busy_until = end;
         port.tx_bytes += size;
@@ -649,7 +741,7 @@ impl Simulator {
         let port = &self.ports[g];
         let waits = port.queued_pkts > 0 || (!stateless_when_empty && self.nic_fq[g].has_flows());
         if waits {
-            debug_assert!(port.dev.len() == port.dev_cap as usize, "packets wait above a device FIFO with room");
+            debug_assert!(port.dev.len() == port.dev_cap as usize || port.paused_q != 0, "packets wait above a device FIFO with room");
             if let Some(&(t, _)) = port.dev.front() {
                 if port.txdone_at != t {
                     self.ports[g].txdone_at = t;
@@ -665,6 +757,14 @@ impl Simulator {
         let port = &mut self.ports[g];
         if port.is_host() {
             let id = if self.nic_fq.is_empty() {
+                // PFC: the NIC's one FIFO stops while its head packet's priority is paused.
+                if port.paused != 0 {
+                    let head = *port.queues[0].front()?;
+                    let prio = self.pool.get(head).prio;
+                    if prio < 8 && port.paused & (1 << prio) != 0 {
+                        return None;
+                    }
+                }
                 port.queues[0].pop_front()
             } else {
                 let id = self.nic_fq[g].dequeue(now, &mut self.nic_dropped);
@@ -684,7 +784,7 @@ impl Simulator {
             debug_assert!((port.switch as usize) < self.switches.len());
             let sw = unsafe { self.switches.get_unchecked(port.switch as usize) };
             let pool = &self.pool;
-            let q = port.sched.pick(&port.queues, sw.pick_kind, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64)?;
+            let q = port.sched.pick_unpaused(&port.queues, sw.pick_kind, &sw.buf.sched, sw.drr_quantum_bytes, |id| pool.get(id).size_bytes as u64, port.paused_q)?;
             let id = port.queues[q].pop_front().unwrap();
             port.queued_pkts -= 1;
             if self.leave_buffer(g, q, id) {
@@ -710,21 +810,134 @@ impl Simulator {
         let acct_bytes = wire_bytes.saturating_sub(sw.acct_overhead_bytes);
         let is_data = p.has(flags::DATA);
         sw.buf.on_dequeue(qr, acct_bytes as u64, true);
+        // PFC: a lossless packet leaves the ingress view too (headroom first); XON check.
+        let mut resume = None;
+        let mut lossless = false;
+        if let Some(pf) = sw.pfc.as_mut() {
+            if pf.is_lossless(p.prio) {
+                lossless = true;
+                let ing = self.reverse[p.from_port as usize] as usize;
+                let local = self.ports[ing].local as usize;
+                if pf.on_leave(local, p.prio, acct_bytes as u64, sw.buf.occupied_bytes) == PfcAction::Resume {
+                    resume = Some((ing, p.prio));
+                }
+            }
+        }
         if sw.bm_hooks {
             // The scheme sees accounted bytes, as at enqueue.
             let pkt = Packet { size_bytes: acct_bytes, ..*p };
-            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) {
+            // A scheme's dequeue drop (CBM's, BShare's sojourn rule) does not apply to a lossless
+            // packet: the scheme sees the departure, the packet is sent.
+            if !sw.bm.on_dequeue(&sw.buf, qr, &pkt, now) && !lossless {
                 self.inv.on_dropped(self.pool.get(id));
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
                 self.pool.free(id);
+                if let Some((ing, prio)) = resume {
+                    self.send_pfc(ing, prio, false);
+                }
                 return false;
             }
         }
         if is_data {
             stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port, now);
         }
+        if let Some((ing, prio)) = resume {
+            self.send_pfc(ing, prio, false);
+        }
         true
+    }
+
+    // ---------------------------------------------------------------- PFC
+
+    /// A lossless packet arrived at switch `s` (PFC on): never refused by the scheme; counted at
+    /// ingress (headroom once above the PFC threshold) and egress; a pause goes upstream when
+    /// its ingress (port, priority) enters headroom. Dropped only if the whole buffer is full
+    /// (counted in `lossless_drops`, which the tests require to stay 0).
+    #[inline(never)]
+    fn switch_receive_lossless(&mut self, s: usize, id: u32, qr: QueueRef, local: usize, wire_bytes: u32) {
+        let now = self.ev.now;
+        let sw = &mut self.switches[s];
+        let p = self.pool.get_mut(id);
+        let size = p.size_bytes as u64;
+        if sw.buf.remaining_bytes() < size {
+            // Invariant 1 (lossless never drops): a buffer too small for its headroom and PFC
+            // thresholds. Counted in release builds (summary.json pfc.lossless_drops).
+            debug_assert!(false, "invariant violated: lossless packet dropped at switch {s}: buffer full ({} of {} B, headroom used {} of {} B), priority {}", sw.buf.occupied_bytes, sw.buf.total_bytes, sw.pfc.as_ref().map_or(0, |f| f.hdrm_used), sw.pfc.as_ref().map_or(0, |f| f.headroom_pool), p.prio);
+            p.size_bytes = wire_bytes;
+            self.lossless_drops += 1;
+            self.drop_packet(id, DropCause::BufferFull);
+            return;
+        }
+        let ing = self.reverse[p.from_port as usize] as usize;
+        let in_local = self.ports[ing].local as usize;
+        let prio = p.prio;
+        let qbytes = sw.buf.qbytes_of(qr);
+        if p.has(flags::ECT) && qbytes >= sw.ecn_k_bytes[qr.queue] {
+            p.flags |= flags::CE;
+            self.counters.ecn_marks += 1;
+        }
+        p.enq_ps = now;
+        p.hops += 1;
+        let pf = sw.pfc.as_mut().expect("PFC on");
+        let action = pf.on_arrive(in_local, prio, size, sw.buf.occupied_bytes);
+        sw.buf.on_enqueue(qr, size);
+        if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
+            sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
+        }
+        if sw.bm_hooks {
+            sw.bm.on_enqueue(&sw.buf, qr, p, now);
+        }
+        p.size_bytes = wire_bytes;
+        let g = sw.ports[local] as usize;
+        self.ports[g].push(qr.queue, id);
+        if action == PfcAction::Pause {
+            self.send_pfc(ing, prio, true);
+        }
+        self.wake(g);
+    }
+
+    /// Send a PFC frame for `prio` out of switch port `g` (facing the upstream device): it
+    /// jumps every queue, waits only for the packet on the wire, serializes (64 B) and crosses
+    /// the link. It does not delay the port's packets (their departures may be fixed already).
+    fn send_pfc(&mut self, g: usize, prio: u8, pause: bool) {
+        let now = self.ev.now;
+        let port = &mut self.ports[g];
+        port.dev_settle(now);
+        let wire_end = match port.dev.front() {
+            Some(&(start, _)) => start,
+            None => port.busy_until.max(now),
+        };
+        let t = wire_end + port.tx_time_ps(PFC_FRAME_BYTES) + port.delay_ps;
+        let up = self.reverse[g];
+        self.ev.at(t, Kind::Pfc, up, prio as u32 | if pause { 0x100 } else { 0 });
+    }
+
+    /// A PFC frame reaches port `g`: pause or resume `prio` there.
+    fn pfc_frame(&mut self, g: u32, b: u32) {
+        let now = self.ev.now;
+        let g = g as usize;
+        let prio = (b & 0xff) as u8;
+        let pause = b & 0x100 != 0;
+        let port = &mut self.ports[g];
+        if pause {
+            debug_assert!(port.paused & (1 << prio) == 0, "a second pause before a resume");
+            port.paused |= 1 << prio;
+            self.pause_rx[g].pause(prio, now);
+        } else {
+            debug_assert!(port.paused & (1 << prio) != 0, "a resume without a pause");
+            port.paused &= !(1 << prio);
+            self.pause_rx[g].resume(prio, now);
+        }
+        port.paused_q = if port.is_host() {
+            port.paused
+        } else {
+            let nq = port.queues.len();
+            (0..8).filter(|p| port.paused & (1 << p) != 0).fold(0u8, |m, p| m | 1 << p.min(nq - 1))
+        };
+        if !pause {
+            self.wake(g);
+        }
     }
 
     /// Put packets produced by host `h`'s transport onto its NIC queue.
@@ -1091,6 +1304,9 @@ impl Simulator {
             o.switch_peak_bytes.push(sw.peak_occupancy_bytes);
             o.switch_final_bytes.push(sw.buf.occupied_bytes);
         }
+        if self.pfc_on {
+            o.pfc = Some(self.pfc_output());
+        }
         o.counters = self.counters.clone();
         o.events = self.ev.processed();
         o.events_by_kind = self.events_by_kind;
@@ -1147,4 +1363,60 @@ pub fn run_json(spec_json: &str, progress: &mut dyn FnMut(Time, u64) -> bool) ->
         _ => {}
     }
     Ok(sim.run(progress))
+}
+
+impl Simulator {
+    /// The PFC rows: every port that sent or received a frame (pauses still on at the end are
+    /// counted as paused until the end).
+    fn pfc_output(&mut self) -> crate::metrics::PfcOut {
+        let now = self.ev.now;
+        let mut out = crate::metrics::PfcOut { lossless_drops: self.lossless_drops, ..Default::default() };
+        for (g, port) in self.ports.iter().enumerate() {
+            self.pause_rx[g].close(port.paused, now);
+            let rx = &self.pause_rx[g];
+            let node = if port.is_host() { g as u32 } else { self.topo.switch_node(port.switch) };
+            let mut row = crate::metrics::PfcPortRow { port: g as u32, node, local: port.local as u32, pauses_received: rx.pauses_received, resumes_received: rx.resumes_received, paused_ps: rx.paused_ps, ..Default::default() };
+            if !port.is_host() {
+                let pf = self.switches[port.switch as usize].pfc.as_ref().expect("PFC on");
+                let l = port.local as usize;
+                row.pauses_sent = pf.pauses_sent[l];
+                row.resumes_sent = pf.resumes_sent[l];
+                row.max_headroom_bytes = (0..8).map(|p| pf.max_hdrm_bytes[l * 8 + p]).max().unwrap_or(0);
+                row.headroom_limit_bytes = pf.xoff_bytes[l];
+            }
+            if row.pauses_sent + row.pauses_received > 0 {
+                out.ports.push(row);
+            }
+        }
+        out.headroom_overflows = self.switches.iter().filter_map(|s| s.pfc.as_ref()).map(|p| p.headroom_overflows).sum();
+        out
+    }
+}
+
+/// For every port, the port of the same link in the other direction (PFC frames go back up
+/// the link a packet arrived by). Parallel links between two nodes are paired in order.
+fn link_reverse(topo: &Topology) -> Result<Vec<u32>, String> {
+    let n = topo.ports.len();
+    let mut owner = vec![u32::MAX; n];
+    for h in 0..topo.n_hosts {
+        owner[h as usize] = h;
+    }
+    for (s, gports) in topo.switch_ports.iter().enumerate() {
+        for &g in gports {
+            owner[g as usize] = topo.switch_node(s as u32);
+        }
+    }
+    let mut by_link: std::collections::HashMap<(u32, u32), VecDeque<u32>> = std::collections::HashMap::new();
+    for g in 0..n {
+        by_link.entry((owner[g], topo.ports[g].peer)).or_default().push_back(g as u32);
+    }
+    let mut rev = vec![u32::MAX; n];
+    for g in 0..n {
+        let back = by_link.get_mut(&(topo.ports[g].peer, owner[g])).and_then(|q| q.pop_front());
+        match back {
+            Some(b) => rev[g] = b,
+            None => return Err(format!("topology: port {g} (node {} -> {}) has no port in the other direction; PFC needs both directions of every link", owner[g], topo.ports[g].peer)),
+        }
+    }
+    Ok(rev)
 }

@@ -27,7 +27,17 @@ impl SchedState {
     /// queues.len())`, which the switch keeps). `head_bytes(id)` gives the size of packet `id`.
     #[inline]
     pub fn pick(&mut self, queues: &[VecDeque<u32>], pick: PickKind, kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+        self.pick_unpaused(queues, pick, kind, quantum, head_bytes, 0)
+    }
+
+    /// `pick`, skipping the queues whose bit is set in `paused_q` (PFC): a paused queue keeps
+    /// its round-robin turn and DRR deficit for when it resumes.
+    #[inline]
+    pub fn pick_unpaused(&mut self, queues: &[VecDeque<u32>], pick: PickKind, kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64, paused_q: u8) -> Option<usize> {
         debug_assert_eq!(pick, PickKind::of(kind, queues.len()));
+        if paused_q != 0 {
+            return self.pick_paused(queues, pick, kind, quantum, head_bytes, paused_q);
+        }
         let n = queues.len();
         match pick {
             // One queue, or strict priority: the first non-empty queue.
@@ -46,6 +56,67 @@ impl SchedState {
             PickKind::Drr => {
                 let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
                 self.pick_drr(queues, w, quantum, head_bytes)
+            }
+        }
+    }
+
+    /// `pick_unpaused` with some queue paused (out of line: only with PFC).
+    #[inline(never)]
+    fn pick_paused(&mut self, queues: &[VecDeque<u32>], pick: PickKind, kind: &SchedKind, quantum: u64, head_bytes: impl Fn(u32) -> u64, paused_q: u8) -> Option<usize> {
+        let n = queues.len();
+        let ready = |q: usize| !queues[q].is_empty() && paused_q & (1 << q) == 0;
+        match pick {
+            PickKind::Stateless => (0..n).find(|&q| ready(q)),
+            PickKind::RoundRobin => {
+                let mut q = self.next;
+                for _ in 0..n {
+                    if ready(q) {
+                        self.next = if q + 1 == n { 0 } else { q + 1 };
+                        return Some(q);
+                    }
+                    q = if q + 1 == n { 0 } else { q + 1 };
+                }
+                None
+            }
+            PickKind::Drr => {
+                if !(0..n).any(ready) {
+                    return None;
+                }
+                let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
+                if self.deficit.len() != n {
+                    self.deficit = vec![0; n];
+                }
+                loop {
+                    let q = self.next;
+                    if paused_q & (1 << q) != 0 && !queues[q].is_empty() {
+                        // Paused with a backlog: pass over it, its deficit kept.
+                        self.credited = false;
+                        self.next = (q + 1) % n;
+                        continue;
+                    }
+                    if queues[q].is_empty() {
+                        self.deficit[q] = 0;
+                        self.credited = false;
+                        self.next = (q + 1) % n;
+                        continue;
+                    }
+                    if !self.credited {
+                        self.deficit[q] += quantum * w[q] as u64;
+                        self.credited = true;
+                    }
+                    let h = head_bytes(*queues[q].front().unwrap());
+                    if h <= self.deficit[q] {
+                        self.deficit[q] -= h;
+                        if queues[q].len() == 1 {
+                            self.deficit[q] = 0;
+                            self.credited = false;
+                            self.next = (q + 1) % n;
+                        }
+                        return Some(q);
+                    }
+                    self.credited = false;
+                    self.next = (q + 1) % n;
+                }
             }
         }
     }
@@ -150,6 +221,11 @@ pub struct Port {
     /// Serialization time per byte when the rate divides 8e12 exactly (0: compute).
     pub ps_per_byte: u64,
     pub sched: SchedState,
+    /// PFC: bit p set while priority p is paused by the peer (docs/lossless.md §2).
+    pub paused: u8,
+    /// The queues those priorities map to (bit q: queue q may not be picked); for a host NIC,
+    /// equal to `paused` (its one FIFO stops when its head packet's priority is paused).
+    pub paused_q: u8,
 }
 
 impl Port {
@@ -261,6 +337,8 @@ pub struct Switch {
     pub peak_occupancy_bytes: u64,
     /// `PickKind::of(&buf.sched, buf.n_queues)`, read once.
     pub pick_kind: PickKind,
+    /// Lossless priorities and PFC (None: all lossy, today's behaviour).
+    pub pfc: Option<Box<crate::pfc::PfcSwitch>>,
 }
 
 /// Wire bytes not counted by `buffer_accounting = "ip_payload"`: ns-3's point-to-point
@@ -295,7 +373,7 @@ mod tests {
     use super::*;
 
     fn port(nq: usize) -> Port {
-        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_bytes: 0, dev_cap: 0, wire_start: 0, wire_bytes: 0, ps_per_byte: 0, sched: SchedState::default() }
+        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_bytes: 0, dev_cap: 0, wire_start: 0, wire_bytes: 0, ps_per_byte: 0, sched: SchedState::default(), paused: 0, paused_q: 0 }
     }
 
     #[test]
@@ -310,6 +388,23 @@ mod tests {
             order.push(p.queues[q].pop_front().unwrap());
         }
         assert_eq!(order, vec![0, 10, 1, 11, 2, 12]);
+    }
+
+    /// PFC: a paused queue is skipped by every scheduler, keeps its backlog, and is served
+    /// again once resumed.
+    #[test]
+    fn paused_queues_are_skipped() {
+        for (pk, kind) in [(PickKind::Stateless, SchedKind::StrictPriority), (PickKind::RoundRobin, SchedKind::RoundRobin), (PickKind::Drr, SchedKind::Drr(vec![1, 1]))] {
+            let mut p = port(2);
+            p.queues[0].push_back(1);
+            p.queues[1].push_back(2);
+            p.queues[1].push_back(3);
+            let q = p.sched.pick_unpaused(&p.queues, pk, &kind, 1500, |_| 100, 0b10).unwrap();
+            assert_eq!(q, 0, "{pk:?}");
+            p.queues[0].pop_front();
+            assert_eq!(p.sched.pick_unpaused(&p.queues, pk, &kind, 1500, |_| 100, 0b10), None, "{pk:?}: only the paused queue has packets");
+            assert_eq!(p.sched.pick_unpaused(&p.queues, pk, &kind, 1500, |_| 100, 0), Some(1), "{pk:?}: resumed");
+        }
     }
 
     #[test]

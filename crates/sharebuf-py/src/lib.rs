@@ -147,6 +147,18 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
     d.set_item("switch_peak_bytes", o.switch_peak_bytes.clone())?;
     d.set_item("switch_final_bytes", o.switch_final_bytes.clone())?;
     d.set_item("scheme_stats", o.scheme_stats.clone())?;
+    if let Some(pfc) = &o.pfc {
+        let pd = PyDict::new_bound(py);
+        pd.set_item("lossless_drops", pfc.lossless_drops)?;
+        pd.set_item("headroom_overflows", pfc.headroom_overflows)?;
+        let rows: Vec<(u32, u32, u32, u64, u64, u64, u64, u64, u64, u64)> = pfc
+            .ports
+            .iter()
+            .map(|r| (r.port, r.node, r.local, r.pauses_sent, r.resumes_sent, r.pauses_received, r.resumes_received, r.paused_ps, r.max_headroom_bytes, r.headroom_limit_bytes))
+            .collect();
+        pd.set_item("ports", rows)?;
+        d.set_item("pfc", pd)?;
+    }
     if let Some(rows) = &o.lqd_trace {
         let tr = PyDict::new_bound(py);
         macro_rules! col {

@@ -87,9 +87,24 @@ def switch(sc: Scenario, base: Path) -> dict:
     buffer_bytes = sw.buffer_bytes or int(sw.buffer_kb_per_port_per_gbps * 1024 * sc.topology.leaf_port_gbps())
     ecn = sw.ecn_k_bytes
     ecn = [] if ecn is None else ([ecn] if isinstance(ecn, int) else list(ecn))
-    return dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
-                drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
-                device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=scheme(sc, base))
+    out = dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
+               drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
+               device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=scheme(sc, base))
+    if sw.lossless_priorities:
+        # Named only with lossless priorities: a lossy scenario's spec (and run key) is unchanged.
+        for p in sw.lossless_priorities:
+            if p >= sw.queues_per_port:
+                raise ScenarioError(f"switch.lossless_priorities: priority {p} has no queue of its own; "
+                                    f"allowed: 0..{sw.queues_per_port - 1} (queues_per_port = {sw.queues_per_port})")
+        if len(set(sw.lossless_priorities)) != len(sw.lossless_priorities):
+            raise ScenarioError(f"switch.lossless_priorities = {sw.lossless_priorities}: a priority is given twice")
+        pfc = dict(lossless_priorities=list(sw.lossless_priorities), headroom_bytes=sw.pfc_headroom_bytes,
+                   xon_bytes=sw.pfc_xon_bytes, xon_offset_bytes=sw.pfc_xon_offset_bytes, alpha_ingress=sw.pfc_alpha_ingress)
+        out["pfc"] = {k: v for k, v in pfc.items() if v is not None}  # the engine's defaults otherwise
+    elif any(v is not None for v in (sw.pfc_headroom_bytes, sw.pfc_xon_bytes, sw.pfc_xon_offset_bytes, sw.pfc_alpha_ingress)):
+        raise ScenarioError("switch: pfc_headroom_bytes, pfc_xon_bytes, pfc_xon_offset_bytes and pfc_alpha_ingress need "
+                            "switch.lossless_priorities (no priority is lossless); allowed: set lossless_priorities, or omit them")
+    return out
 
 
 def scheme(sc: Scenario, base: Path) -> dict:
@@ -129,9 +144,9 @@ def host(sc: Scenario, switch_ecn: List[int]) -> dict:
 
 
 #: Congestion controls whose senders are paced at a rate (the engine's cc modules that set a pacing
-#: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window); window-based ones
+#: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window; cc/dcqcn.rs); window-based ones
 #: (newreno, dctcp, cubic) never pace, so ``transport.pacing_size`` cannot act on them.
-RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window")
+RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window", "dcqcn")
 
 
 def _paced(sc: Scenario) -> bool:

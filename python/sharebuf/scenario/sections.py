@@ -33,6 +33,18 @@ class SwitchSection(Section):
     #: "wire": payload + headers; "ip_payload": wire minus point-to-point (2 B) and IPv4 (20 B)
     #: headers, as ns-3 queue discs count (1432 B per 1400 B segment with timestamps, 32 B per ACK).
     buffer_accounting: Literal["wire", "ip_payload"] = "wire"
+    #: Lossless priorities protected by PFC (docs/lossless.md); empty: all lossy (default).
+    lossless_priorities: Optional[List[Annotated[int, NotBool, Field(ge=0, le=7)]]] = None
+    #: Headroom per lossless (ingress port, priority); default: the bound of docs/lossless.md §6
+    #: per port (2·rate·delay/8 + (3 + upstream device FIFO)·largest wire packet + 64 B).
+    pfc_headroom_bytes: Optional[Annotated[int, NotBool, Field(gt=0)]] = None
+    #: Resume when the ingress bytes fall below this (default 1248), or ...
+    pfc_xon_bytes: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
+    #: ... when they are this far below the PFC threshold (default 2496; and the headroom is empty).
+    pfc_xon_offset_bytes: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
+    #: DT's alpha on the ingress view (default 1.0): the PFC threshold is alpha × the free ingress shared pool.
+    #: All PFC keys default to None so that a lossy scenario's resolved scenario.toml is unchanged.
+    pfc_alpha_ingress: Optional[PosFloat] = None
     bm: BmSection = Field(default_factory=BmSection)
 
 

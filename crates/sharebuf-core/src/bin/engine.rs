@@ -22,7 +22,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    eprintln!("events by kind (Arrive, TxDone, FlowStart, Rto, DelAck, Pace, CbrSend, BmTick, SampleBuffer, SampleQueues): {:?}", out.events_by_kind);
+    eprintln!("events by kind (Arrive, TxDone, FlowStart, Rto, DelAck, Pace, CbrSend, BmTick, SampleBuffer, SampleQueues, Pfc): {:?}", out.events_by_kind);
     let finished = out.flow_end_ps.iter().filter(|&&e| e != u64::MAX).count();
     println!(
         "{{\"events\": {}, \"wall_s\": {:.4}, \"sim_s\": {:.6}, \"events_per_s\": {:.0}, \"delivered_data_pkts\": {}, \"data_pkts_per_s\": {:.0}, \"sim_s_per_wall_s\": {:.6}, \"flows\": {}, \"finished\": {}, \"drops\": {}, \"pool_pkts\": {}}}",

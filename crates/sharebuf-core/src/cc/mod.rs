@@ -6,6 +6,7 @@
 //! ECN echo, RTT sample, echoed send timestamp and INT records, and loss/timeout events.
 
 pub mod cubic;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod fixed_window;
 pub mod hpcc;
@@ -195,6 +196,7 @@ pub const ALGORITHMS: &[(&str, &str, Builder)] = &[
     ("powertcp", "PowerTCP (NSDI 2022): INT-based power control, per-ACK reaction", powertcp::build),
     ("theta_powertcp", "theta-PowerTCP (NSDI 2022): RTT-gradient power control, no INT", theta_powertcp::build),
     ("hpcc", "HPCC (SIGCOMM 2019): INT-based window control", hpcc::build),
+    ("dcqcn", "DCQCN reaction point as the HPCC/Reverie ns-3 code runs it (docs/lossless.md §3): paced from line rate, alpha g=1/256 every 1 us, decrease check every 4 us, timer-only increase every 900 us (F=1, AI 50, HAI 100 Mb/s), a CNP per ECN-echoing ACK", dcqcn::build),
     ("fixed_window", "no congestion control: a fixed window paced at line rate, 1 MSS for good after a timeout (the ABM code's AEM 'theta-PowerTCP' class: TcpAdvanced with no CC flag)", fixed_window::build),
 ];
 

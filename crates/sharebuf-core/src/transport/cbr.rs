@@ -32,7 +32,7 @@ impl CbrFlow {
 
     /// Emit the next packet; returns it and the time of the following one (None: stopped).
     pub fn emit(&mut self, now: Time) -> (Packet, Option<Time>) {
-        let p = Packet { seq: self.sent_bytes, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: self.packet_bytes, payload_bytes: self.packet_bytes, dst: self.dst, prio: self.prio, flags: flags::CBR | flags::DATA, hops: 0, sack_lo: 0, sack_hi: 0 };
+        let p = Packet { seq: self.sent_bytes, ts_ps: now, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: self.packet_bytes, payload_bytes: self.packet_bytes, dst: self.dst, prio: self.prio, flags: flags::CBR | flags::DATA, hops: 0, sack_lo: 0, sack_hi: 0 };
         self.sent_pkts += 1;
         self.sent_bytes += self.packet_bytes as u64;
         let next = self.time_of(self.sent_pkts);

@@ -175,7 +175,7 @@ impl TcpFlow {
 
     fn control(&self, cfg: &TransportCfg, f: u8, seq: u64, to: u32, now: Time) -> Packet {
         let unsched = if cfg.unscheduled_acks { flags::UNSCHED } else { 0 };
-        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: cfg.header_bytes as u32, payload_bytes: 0, dst: to, prio: cfg.ack_priority, flags: f | unsched, hops: 0, sack_lo: 0, sack_hi: 0 }
+        Packet { seq, ts_ps: now, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: cfg.header_bytes as u32, payload_bytes: 0, dst: to, prio: cfg.ack_priority, flags: f | unsched, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
     /// Start the flow: send a SYN, or data at once on a pre-established connection.
@@ -217,7 +217,7 @@ impl TcpFlow {
         if self.in_recovery {
             self.prr_out += len;
         }
-        Packet { seq, ts_ps: now, enq_ps: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
+        Packet { seq, ts_ps: now, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
     /// Send as much new data as the window (and pacing) allow.
