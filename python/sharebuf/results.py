@@ -19,7 +19,7 @@ from .classes import class_masks
 PS = 1e-12
 UNFINISHED = np.iinfo(np.uint64).max
 #: Summary keys that measure the machine, not the simulation (excluded from determinism checks).
-WALL_CLOCK_KEYS = ("wall_s", "events_per_s", "sim_s_per_wall_s", "delivered_data_pkts_per_wall_s", "provenance")
+WALL_CLOCK_KEYS = ("wall_s", "cpu_s", "events_per_s", "sim_s_per_wall_s", "delivered_data_pkts_per_wall_s", "provenance")
 
 
 def _cols(raw: dict) -> Dict[str, np.ndarray]:

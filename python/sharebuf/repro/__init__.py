@@ -168,7 +168,7 @@ def point_rows(s: FigureSpec, scale: str, planned, runs_dir: Path, wanted: Seque
     """One row per (run, reported x) of figure ``s``: ``planned`` is a list of (series, x, seed,
     scenario dict, run key) whose runs are complete under ``runs_dir``; a ``constant`` series'
     run is reported at every x of the scale. Columns: figure, series, x, seed, pooled (False),
-    run, wall_s and the metrics ``wanted`` (plus :data:`.metrics.STANDARD`). With ``keep`` (a
+    run, wall_s, cpu_s (the run's CPU seconds; its wall time for runs that predate the record) and the metrics ``wanted`` (plus :data:`.metrics.STANDARD`). With ``keep`` (a
     dict), each run's flows behind the pooled metrics go in ``keep[(series, x, seed)]``."""
     from .metrics import STANDARD, incast_workloads, load_run
 
@@ -178,10 +178,11 @@ def point_rows(s: FigureSpec, scale: str, planned, runs_dir: Path, wanted: Seque
         m, rf = load_run(rd, wanted, incast_workloads(sc), sc)
         if keep is not None:
             rf.slim([*STANDARD, *wanted])
-        wall = json.loads((rd / "summary.json").read_text())["wall_s"]
+        summ = json.loads((rd / "summary.json").read_text())
+        wall, cpu = summ["wall_s"], summ.get("cpu_s", summ["wall_s"])
         sr = next(q for q in s.series if q.name == series)
         for xr in (s.scale(scale).x_values or s.x.values) if sr.constant else [x]:
-            rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, pooled=False, run=key, wall_s=wall, **m))
+            rows.append(dict(figure=s.id, series=series, x=float(xr), seed=seed, pooled=False, run=key, wall_s=wall, cpu_s=cpu, **m))
             if keep is not None:
                 keep[(series, float(xr), int(seed))] = rf
     return rows
@@ -205,12 +206,13 @@ def pooled_rows(seed_rows: List[dict], keep: dict) -> List[dict]:
 
     if not seed_rows:
         return []
-    metrics = [k for k in seed_rows[0] if k not in ("figure", "series", "x", "seed", "pooled", "run", "wall_s")]
+    metrics = [k for k in seed_rows[0] if k not in ("figure", "series", "x", "seed", "pooled", "run", "wall_s", "cpu_s")]
     out: dict = {}
     for r in seed_rows:
         row = out.setdefault((r["series"], r["x"]), dict(figure=r["figure"], series=r["series"], x=r["x"], seed=None, pooled=True,
-                                                         run="", wall_s=0.0, seeds=0))
+                                                         run="", wall_s=0.0, cpu_s=0.0, seeds=0))
         row["wall_s"] += r["wall_s"]
+        row["cpu_s"] += r.get("cpu_s", r["wall_s"])
         row["seeds"] += 1
     for m in metrics:
         for k, runs in _by_point(seed_rows, keep, m).items():

@@ -283,5 +283,6 @@ def cpu_by_paper(points, specs: Dict[str, FigureSpec]) -> Dict[str, float]:
         g = g[~g.run.isin(seen)]
         seen |= set(g.run)
         p = specs[fid].paper
-        out[p] = out.get(p, 0.0) + float(g.wall_s.sum())
+        cpu = g["cpu_s"].fillna(g["wall_s"]) if "cpu_s" in g else g["wall_s"]
+        out[p] = out.get(p, 0.0) + float(cpu.sum())
     return out
