@@ -26,7 +26,11 @@ from .scenario.load import scenario_dict
 from .sweep import sweep
 
 #: (sweep column, label, scale, format); lower is better for every metric.
-METRICS = [(f"class_slowdown_{q}.{c}", f"{label} slowdown {q}", 1.0, "{:.2f}") for c, label in CLASSES.items() for q in ("p50", "p99")] + [
+METRICS = [m for c, label in CLASSES.items() for m in
+           [(f"class_slowdown_{q}.{c}", f"{label} slowdown {q}", 1.0, "{:.2f}") for q in ("p50", "p99")]
+           # next to the tail: the % of the class that waited out a retransmission timeout (a p99 is a
+           # timeout once it is >= 1)
+           + [(f"class_rto_pct.{c}", f"{label} % that timed out", 1.0, "{:.2f}")]] + [
     ("qct_p99_s", "query completion p99 (ms)", 1e3, "{:.2f}"),
     ("drops", "drops (packets)", 1.0, "{:.0f}"),
     ("buffer_p99_bytes", "buffer occupancy p99 (KB)", 1e-3, "{:.0f}"),

@@ -41,6 +41,7 @@ def metrics_row(summary: dict) -> Dict[str, Any]:
     for name, v in summary.get("slowdown_by_class", {}).items():
         row[f"class_slowdown_p50.{name}"] = v["p50"]
         row[f"class_slowdown_p99.{name}"] = v["p99"]
+        row[f"class_rto_pct.{name}"] = v.get("rto_pct")
     return row
 
 

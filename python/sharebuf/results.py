@@ -242,7 +242,9 @@ class Results:
         for name, cm in class_masks(f["size_bytes"], f["query_id"] >= 0).items():
             m = cm & done
             s = slowdown[m]
-            by_class[name] = {"flows": int(cm.sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99)}
+            # % of the class that waited out a retransmission timeout: a p99 is a timeout once it is >= 1
+            rto = 100.0 * float((f["timeouts"][cm] > 0).sum()) / int(cm.sum()) if cm.any() else None
+            by_class[name] = {"flows": int(cm.sum()), "finished": int(m.sum()), "p50": _pct(s, 50), "p99": _pct(s, 99), "rto_pct": rto}
         buf = {}
         occ = b["occupancy_bytes"]
         for i, name in enumerate(sw_names):

@@ -55,6 +55,13 @@ def test_readme_first_command_dt_drops_and_abm_differs(tmp_path):
     p99 = lambda s: s["slowdown_by_class"]["incast"]["p99"]  # noqa: E731
     assert p99(dt) > 50 and p99(abm) < 25 and p99(dt) > 4 * p99(abm), (p99(dt), p99(abm))
     assert dt["slowdown_by_class"]["incast"]["flows"] == abm["slowdown_by_class"]["incast"]["flows"]
+    # Beside each class's tail, the % of its flows that waited out an RTO, counted here from the flows:
+    # DT's incast p99 is a timeout (>= 1 % of the responses), ABM's is not.
+    for run, s in (("dt", dt), ("abm", abm)):
+        f = pd.read_parquet(tmp_path / run / "flows.parquet")
+        inc = f[f.query_id >= 0]
+        assert s["slowdown_by_class"]["incast"]["rto_pct"] == pytest.approx(100 * (inc.timeouts > 0).mean(), rel=1e-12)
+    assert dt["slowdown_by_class"]["incast"]["rto_pct"] >= 1 > abm["slowdown_by_class"]["incast"]["rto_pct"]
 
 
 def test_set_reaches_the_engine_closed_form(tmp_path):
