@@ -119,7 +119,7 @@ def test_repro_killed_after_k_of_n_resumes_without_rerun_or_duplicate(tmp_path):
     assert _snapshot(tmp_path / "r" / "runs", done) == before
     ref = subprocess.run([sys.executable, "-m", "sharebuf", *cmd, "--out", "ref"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert ref.returncode == 0, ref.stderr
-    a, b = (pd.read_parquet(tmp_path / d / "points.parquet").drop(columns=["wall_s"]) for d in ("r", "ref"))
+    a, b = (pd.read_parquet(tmp_path / d / "points.parquet").drop(columns=["wall_s", "cpu_s"]) for d in ("r", "ref"))
     assert len(a) == len(b) and not a.duplicated(["figure", "series", "x", "seed"]).any()
     key = ["figure", "series", "x", "seed"]
     pd.testing.assert_frame_equal(a.sort_values(key).reset_index(drop=True), b.sort_values(key).reset_index(drop=True))
