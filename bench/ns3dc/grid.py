@@ -108,11 +108,11 @@ def cmd_ns3dc(args):
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     deadline = None
-    if args.until:   # the next HH:MM UTC from now
+    if args.until:   # HH:MM UTC: today's, or tomorrow's when today's is more than 12 h past
         hh, mm = map(int, args.until.split(":"))
         now = time.time()
         deadline = now - now % 86400 + hh * 3600 + mm * 60
-        deadline += 86400 if deadline <= now else 0
+        deadline += 86400 if now - deadline > 12 * 3600 else 0   # (a chained call after HH:MM stops at once)
     for p in points():
         if p.get("external") or (args.points and p["name"] not in args.points.split(",")):
             continue
