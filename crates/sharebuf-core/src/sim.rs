@@ -598,13 +598,7 @@ impl Simulator {
             self.enter_device(g, id);
             return;
         }
-        sw.buf.on_enqueue(qr, size);
-        if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
-            sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
-        }
-        if sw.bm_hooks {
-            sw.bm.on_enqueue(&sw.buf, qr, p, now);
-        }
+        sw.charge_enqueue(qr, p, size, now);
         p.size_bytes = wire_bytes;
         if fast {
             if self.leave_buffer(g, qr.queue, id) {
@@ -881,13 +875,7 @@ impl Simulator {
         p.hops += 1;
         let pf = sw.pfc.as_mut().expect("PFC on");
         let action = pf.on_arrive(in_local, prio, size, sw.buf.occupied_bytes);
-        sw.buf.on_enqueue(qr, size);
-        if sw.buf.occupied_bytes > sw.peak_occupancy_bytes {
-            sw.peak_occupancy_bytes = sw.buf.occupied_bytes;
-        }
-        if sw.bm_hooks {
-            sw.bm.on_enqueue(&sw.buf, qr, p, now);
-        }
+        sw.charge_enqueue(qr, p, size, now);
         p.size_bytes = wire_bytes;
         let g = sw.ports[local] as usize;
         self.ports[g].push(qr.queue, id);

@@ -55,7 +55,7 @@ impl SchedState {
             }
             PickKind::Drr => {
                 let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
-                self.pick_drr(queues, w, quantum, head_bytes)
+                self.pick_drr(queues, w, quantum, head_bytes, 0)
             }
         }
     }
@@ -79,54 +79,19 @@ impl SchedState {
                 None
             }
             PickKind::Drr => {
-                if !(0..n).any(ready) {
-                    return None;
-                }
                 let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
-                if self.deficit.len() != n {
-                    self.deficit = vec![0; n];
-                }
-                loop {
-                    let q = self.next;
-                    if paused_q & (1 << q) != 0 && !queues[q].is_empty() {
-                        // Paused with a backlog: pass over it, its deficit kept.
-                        self.credited = false;
-                        self.next = (q + 1) % n;
-                        continue;
-                    }
-                    if queues[q].is_empty() {
-                        self.deficit[q] = 0;
-                        self.credited = false;
-                        self.next = (q + 1) % n;
-                        continue;
-                    }
-                    if !self.credited {
-                        self.deficit[q] += quantum * w[q] as u64;
-                        self.credited = true;
-                    }
-                    let h = head_bytes(*queues[q].front().unwrap());
-                    if h <= self.deficit[q] {
-                        self.deficit[q] -= h;
-                        if queues[q].len() == 1 {
-                            self.deficit[q] = 0;
-                            self.credited = false;
-                            self.next = (q + 1) % n;
-                        }
-                        return Some(q);
-                    }
-                    self.credited = false;
-                    self.next = (q + 1) % n;
-                }
+                self.pick_drr(queues, w, quantum, head_bytes, paused_q)
             }
         }
     }
 
     /// `pick` for deficit round robin (out of line: the common schedulers stay small enough
-    /// to inline into the dequeue path).
+    /// to inline into the dequeue path), passing over the queues paused in `paused_q` (PFC),
+    /// whose deficit is kept for when they resume.
     #[inline(never)]
-    fn pick_drr(&mut self, queues: &[VecDeque<u32>], w: &[u32], quantum: u64, head_bytes: impl Fn(u32) -> u64) -> Option<usize> {
+    fn pick_drr(&mut self, queues: &[VecDeque<u32>], w: &[u32], quantum: u64, head_bytes: impl Fn(u32) -> u64, paused_q: u8) -> Option<usize> {
         let n = queues.len();
-        if queues.iter().all(|q| q.is_empty()) {
+        if !(0..n).any(|q| !queues[q].is_empty() && paused_q & (1 << q) == 0) {
             return None;
         }
         let s = self;
@@ -135,6 +100,12 @@ impl SchedState {
         }
         loop {
             let q = s.next;
+            if paused_q & (1 << q) != 0 && !queues[q].is_empty() {
+                // Paused with a backlog: pass over it, its deficit kept.
+                s.credited = false;
+                s.next = (q + 1) % n;
+                continue;
+            }
             if queues[q].is_empty() {
                 s.deficit[q] = 0;
                 s.credited = false;
@@ -346,6 +317,19 @@ pub struct Switch {
 pub const IP_PAYLOAD_OVERHEAD_BYTES: u32 = 22;
 
 impl Switch {
+    /// Charge an admitted packet of `size` bytes to queue `q`: the pool's accounting, the
+    /// switch's peak occupancy and the scheme's enqueue hook (lossy and lossless admission alike).
+    #[inline]
+    pub(crate) fn charge_enqueue(&mut self, q: QueueRef, pkt: &crate::packet::Packet, size: u64, now: Time) {
+        self.buf.on_enqueue(q, size);
+        if self.buf.occupied_bytes > self.peak_occupancy_bytes {
+            self.peak_occupancy_bytes = self.buf.occupied_bytes;
+        }
+        if self.bm_hooks {
+            self.bm.on_enqueue(&self.buf, q, pkt, now);
+        }
+    }
+
     /// Replace this switch's buffer-management scheme (tests, embedding).
     pub fn set_bm(&mut self, bm: Box<dyn BufferManager>) {
         self.bm_hooks = bm.uses_queue_hooks();
