@@ -51,14 +51,22 @@ BEGIN, END = "<!-- grid:begin -->", "<!-- grid:end -->"
 STUDIED = "cubic-b0.5"
 
 
+def buffer_bytes(kb_per_port_per_gbps: float) -> int:
+    """BUFFER of the ABM scripts: int(x * 1024 * (32 + 4*2) * 10)."""
+    return int(kb_per_port_per_gbps * 1024 * (32 + 4 * 2) * 10)
+
+
 def points():
     g = tomllib.loads((HERE / "grid.toml").read_text())
     out = []
     for p in g["point"]:
         q = dict(g["defaults"])
         q.update(p)
-        q["buffer"] = int(q["buffer_kb_per_port_per_gbps"] * 1024 * (32 + 4 * 2) * 10)
-        q["request"] = int(q["burst"] * q["buffer"])
+        q["buffer"] = buffer_bytes(q["buffer_kb_per_port_per_gbps"])
+        # run-buffer.sh computes its request once, from the 9.6 KB buffer, before its loop over
+        # buffer sizes: a point says so with request_kb_per_port_per_gbps
+        q["request"] = int(q["burst"] * buffer_bytes(q.get("request_kb_per_port_per_gbps",
+                                                           q["buffer_kb_per_port_per_gbps"])))
         out.append(q)
     # the point studied first: run-main.sh's Cubic block at request 50 %, the team's 5 seeds of 0.5 s
     out.append({**g["defaults"], "name": STUDIED, "figure": "7", "order": 0, "burst": 0.5, "launch_s": 0.5,
@@ -96,8 +104,8 @@ def runs_of(p):
 def cmd_plan(args):
     for p in points():
         done = sum(fct_path(p, a, s) is not None for a, s in runs_of(p))
-        print(f"{p['order']:3d} {p['name']:18s} fig {p['figure']:3s} {p['tcp']:8s} load {p['load']} "
-              f"burst {p['burst']} buf {p['buffer']} nprio {p['nprio']} int {p['interval']} "
+        print(f"{p['order']:3d} {p['name']:20s} fig {p['figure']:3s} {p['tcp']:8s} load {p['load']} "
+              f"request {p['request']} buf {p['buffer']} nprio {p['nprio']} int {p['interval']} "
               f"launch {p['launch_s']} s: {done}/{len(runs_of(p))} ns3dc runs")
         if args.verbose and not p.get("external"):
             print("    " + " ".join(ns3dc_argv(p, "dt", 1, "fct.txt", "tor.txt")))
