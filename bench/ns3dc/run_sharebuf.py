@@ -64,6 +64,8 @@ VARIANTS = {
     # duplicate ACKs in CWR start loss recovery (sharebuf's default, Linux) instead of ns-3.39's
     # CA_CWR, which starts none: the profile before cwr_dupacks (acts on DCTCP only)
     "profile_cwrrecover": ("ns3dc", {"transport.cwr_dupacks": "recover"}),
+    # DCTCP's window in CWR brought down by PRR (ns-3.39's EnterCwr) instead of cut at the echo
+    "profile_cwrprr": ("ns3dc", {"transport.cwr_window": "recovery"}),
     # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,
     # instead of ns3dc's (ns3dc's pacing kept)
     "profile_timelypaper": ("ns3dc", {"transport.cc_params.t_low_us": 50, "transport.cc_params.ai_mbps": 10,

@@ -319,6 +319,30 @@ def test_profile_starts_no_recovery_in_cwr():
         sharebuf.run(sc, quiet=True)
 
 
+def test_profile_brings_dctcp_cwr_window_down_by_prr():
+    """ns-3.39's EnterCwr leaves cwnd to the recovery's PRR (ssthresh = GetSsThresh); sharebuf's
+    DCTCP cuts at the echo. The profile sets cwr_window = "recovery" (both ways hand-computed:
+    transport::tcp::tests::cwr_window_cut_by_dctcp_or_brought_down_by_prr); named in the engine
+    spec only when set and a flow is ECN-capable; it needs PRR; a bad value is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp"}
+    assert transport(parse_scenario(sc))["cwr_window"] == "recovery"
+    sc["transport"] = {"cc": "cubic"}
+    assert "cwr_window" not in transport(parse_scenario(sc))
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "dctcp"}
+    assert parse_scenario(sc).transport.cwr_window == "cc"
+    assert "cwr_window" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "cwr_window": "prr"}
+    with pytest.raises(ScenarioError, match="cwr_window"):
+        parse_scenario(sc)
+    sc["transport"] = {"cc": "dctcp", "cwr_window": "recovery"}
+    with pytest.raises(Exception, match="cwr_window = 'recovery': needs recovery = 'prr'"):
+        sharebuf.run(sc, quiet=True)
+
+
 def test_profile_sets_ns3dc_timely():
     """The profile runs TIMELY as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
     its parameters go to TIMELY only, a scenario's own value wins, and every rate-paced sender

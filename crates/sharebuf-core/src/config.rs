@@ -230,6 +230,12 @@ pub struct TransportSpec {
     /// allows, no second window cut, the rest waits for the timer).
     #[serde(default = "recover")]
     pub cwr_dupacks: String,
+    /// DCTCP's window in CWR: "cc" (the congestion control cuts cwnd at the ECN-Echo, once per
+    /// window) or "recovery" (ns-3.39's `TcpSocketBase::EnterCwr`: ssthresh from the congestion
+    /// control's loss rule, cwnd brought down to it by PRR on the ACKs of new data, set to it
+    /// when CWR ends; needs `recovery = "prr"`).
+    #[serde(default = "cc_window")]
+    pub cwr_window: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -238,6 +244,10 @@ pub struct TransportSpec {
 
 fn rto() -> String {
     "rto".into()
+}
+
+fn cc_window() -> String {
+    "cc".into()
 }
 
 fn recover() -> String {

@@ -173,10 +173,10 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
     # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
-    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn}
+    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
-                                                  ("cwr_dupacks", "recover"))
+                                                  ("cwr_dupacks", "recover"), ("cwr_window", "cc"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,

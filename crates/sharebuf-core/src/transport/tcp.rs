@@ -56,6 +56,8 @@ pub struct TcpFlow {
     bytes_sent: u64,
     ecn: bool,
     partial_window: bool,
+    /// `cwr_window = "recovery"` acts on this flow (its congestion control is DCTCP).
+    cwr_prr: bool,
     /// SACK scoreboard and the retransmission frontier of the current recovery.
     sb: Scoreboard,
     rexmit_next: u64,
@@ -134,6 +136,7 @@ impl TcpFlow {
             next_send_ps: 0,
             bytes_sent: 0,
             ecn: false,
+            cwr_prr: false,
             partial_window: false,
             sb: Scoreboard::default(),
             rexmit_next: 0,
@@ -183,6 +186,7 @@ impl TcpFlow {
     pub fn start(&mut self, now: Time, cc: FlowCc, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         self.ecn = cc.ecn_capable();
         self.partial_window = cc.partial_window();
+        self.cwr_prr = cfg.cwr_window_prr && cc.name() == "dctcp";
         self.cc = Some(cc);
         if self.handshake {
             self.state = SendState::SynSent;
@@ -215,7 +219,7 @@ impl TcpFlow {
             f |= flags::UNSCHED;
         }
         self.bytes_sent += len;
-        if self.in_recovery {
+        if self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER {
             self.prr_out += len;
         }
         Packet { seq, ts_ps: now, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
@@ -367,19 +371,24 @@ impl TcpFlow {
     /// then an ECN-Echo enters it again (TcpSocketBase::ReceivedAck: from Open, Disorder or
     /// Recovery alike). With `cwr_dupacks = "ns3"`, entering CWR ends a recovery under way
     /// (`EnterCwr` sets CA_CWR over CA_RECOVERY); its holes are then resent from CWR.
+    /// Returns whether CWR ended and whether it began on this ACK.
     #[inline(always)]
-    fn track_cwr(&mut self, ack: u64, ece: bool, cfg: &TransportCfg) {
-        if (cfg.recovery_tail_resend || cfg.cwr_no_recovery) && self.ecn {
+    fn track_cwr(&mut self, ack: u64, ece: bool, cfg: &TransportCfg) -> (bool, bool) {
+        let (mut exited, mut entered) = (false, false);
+        if (cfg.recovery_tail_resend || cfg.cwr_no_recovery || self.cwr_prr) && self.ecn {
             if self.cwr_recover != NO_RECOVER && ack > self.cwr_recover {
                 self.cwr_recover = NO_RECOVER;
+                exited = true;
             }
             if ece && self.cwr_recover == NO_RECOVER {
                 self.cwr_recover = self.snd_max;
+                entered = true;
                 if cfg.cwr_no_recovery {
                     self.in_recovery = false;
                 }
             }
         }
+        (exited, entered)
     }
 
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
@@ -437,7 +446,7 @@ impl TcpFlow {
         // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
         // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
         // insert/trim, recovery and PRR bookkeeping, the controller's take and restore).
-        if self.state == SendState::Established && !self.in_recovery && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
+        if self.state == SendState::Established && !self.in_recovery && !self.cwr_prr && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
             let ack = pkt.seq;
             let rtt = measured_rtt(pkt.ts_ps, now, cfg);
             if let Some(r) = rtt {
@@ -506,14 +515,33 @@ impl TcpFlow {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             self.rto_backed_off = false;
-            self.track_cwr(ack, ece, cfg);
+            let (cwr_exited, cwr_entered) = self.track_cwr(ack, ece, cfg);
             self.sb.trim_below(ack);
+            if self.cwr_prr {
+                // ns-3.39: cwnd = ssthresh when CWR ends (ReceivedAck); EnterCwr: ssthresh =
+                // GetSsThresh (the loss rule), PRR from the unacknowledged data, DoRecovery once
+                // for this ACK here and once more below when it acknowledged a segment.
+                if cwr_exited {
+                    self.win.cwnd_bytes = self.win.ssthresh_bytes;
+                }
+                if cwr_entered {
+                    let flight = self.snd_max - self.snd_una;
+                    self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
+                    self.prr_delivered = 0;
+                    self.prr_out = 0;
+                    self.recover_fs = flight;
+                    let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+                    self.prr_update(delivered, cfg);
+                }
+            }
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
             // A copy: `self` changes (retransmissions) while `info` lives, on this rare path.
             let path = self.path;
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &path };
+            // In ns-3's CWR (cwr_window = "recovery") the congestion control only counts (DCTCP: α).
+            let cc_hold = self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER;
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: cc_hold, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &path };
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
@@ -550,7 +578,9 @@ impl TcpFlow {
             self.rto.arm(now + self.rto_ps);
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
+            // ns-3 enters CWR only on an ACK of new data: with cwr_window = "recovery" an echo
+            // on a duplicate ACK cuts nothing.
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery || self.cwr_prr, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
             // A new recovery only for losses of data sent after the previous one began
@@ -618,8 +648,10 @@ impl TcpFlow {
             }
         }
         self.cc = Some(cc);
-        if cfg.prr && self.in_recovery {
-            // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3).
+        // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3). In ns-3's CWR, PRR runs only on an
+        // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
+        let cwr_prr_now = self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
+        if cfg.prr && self.in_recovery || cwr_prr_now {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, cfg);
         }
@@ -847,7 +879,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, pace_payload_only: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, pace_payload_only: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1289,6 +1321,49 @@ pub(crate) mod tests {
                 assert_eq!(h.f.timeouts, 0);
                 assert_eq!(ssthresh_at(ms(100.8)), 5_000, "the loss halves (loss_ssthresh = half)");
                 assert_eq!(t_rcv, ms(151.8));
+            }
+        }
+    }
+
+    /// DCTCP's window in CWR (`cwr_window`), on the loss of `cwr_dupacks_start_recovery_or_wait_as_ns3`
+    /// with `cwr_dupacks = "ns3"`. "cc": DCTCP cuts cwnd to 10 000 at the echo (100.1 ms), and 5000
+    /// waits until pipe + 1000 ≤ 10 000 (101.0 ms). "recovery" (ns-3.39's `EnterCwr` with PRR):
+    /// at the echo ssthresh = 10 000 (α = 1), RecoverFS = 19 000 unacknowledged bytes, and PRR runs
+    /// twice on that ACK (EnterCwr, then ProcessAck's CA_CWR branch), 1000 B delivered each:
+    /// sndcnt = max(ceil(1000·10 000/19 000) − 0, 1000) = 1000, then max(ceil(2000·10 000/19 000), 1000)
+    /// = 1053, so cwnd = pipe 19 000 + 1053 = 20 053. On the ACKs of 2000..5000 (pipe 18 000 ..
+    /// 15 000, prr_delivered 3000 .. 6000, nothing sent): cwnd = 18 000 + 1579, 17 000 + 2106,
+    /// 16 000 + 2632, 15 000 + 3158 = 18 158. Duplicate ACKs leave it; at segment 8's (100.8 ms) 5000
+    /// is presumed lost, pipe = 11 000 and 5000 goes at once. 17 000 still waits for the timer
+    /// (re-armed by ack 17 000 at 200.9 ms: resent at 400.9 ms).
+    #[test]
+    fn cwr_window_cut_by_dctcp_or_brought_down_by_prr() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for prr_cwr in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.cwr_no_recovery = true;
+            c.cwr_window_prr = prr_cwr;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 17_000) && first.insert(p.seq);
+            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(|p: &Packet| p.seq == 0));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let at = |t: Time| *h.trace.iter().rev().find(|x| x.0 <= t).unwrap();
+            assert!(!h.ack_log.iter().any(|a| a.2), "no recovery in CWR");
+            assert_eq!(h.f.timeouts, 1);
+            if prr_cwr {
+                assert_eq!(at(ms(100.1)), (ms(100.1), 20_053, 10_000));
+                let cw: Vec<u64> = [100.2, 100.3, 100.4, 100.5, 100.7].iter().map(|&t| at(ms(t)).1).collect();
+                assert_eq!(cw, vec![19_579, 19_106, 18_632, 18_158, 18_158]);
+                assert_eq!(rtx, vec![(ms(100.8), 5_000), (ms(400.9), 17_000)]);
+            } else {
+                assert_eq!(at(ms(100.1)), (ms(100.1), 10_000, 10_000));
+                assert_eq!(rtx, vec![(ms(101.0), 5_000), (ms(401.1), 17_000)]);
             }
         }
     }
