@@ -232,8 +232,8 @@ pub struct TransportSpec {
     pub cwr_dupacks: String,
     /// DCTCP's window in CWR: "cc" (the congestion control cuts cwnd at the ECN-Echo, once per
     /// window) or "recovery" (ns-3.39's `TcpSocketBase::EnterCwr`: ssthresh from the congestion
-    /// control's loss rule, cwnd brought down to it by PRR on the ACKs of new data, set to it
-    /// when CWR ends; needs `recovery = "prr"`).
+    /// control's loss rule, cwnd brought down to it by PRR on the ACKs of new data, or set to it
+    /// at once under `recovery = "rfc6675"`, and set to it when CWR ends).
     #[serde(default = "cc_window")]
     pub cwr_window: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire

@@ -104,7 +104,7 @@ class TransportSection(Section):
     cwr_dupacks: Literal["recover", "ns3"] = "recover"
     #: DCTCP's window in CWR: "cc" (DCTCP cuts cwnd to cwnd (1 - alpha/2) at the ECN-Echo, once per
     #: window) or "recovery" (ns-3.39's EnterCwr: ssthresh by the loss rule, cwnd brought down to it by
-    #: PRR on ACKs of new data, cwnd = ssthresh when CWR ends). Needs recovery = "prr".
+    #: PRR on ACKs of new data, or at once under recovery = "rfc6675"; cwnd = ssthresh when CWR ends).
     cwr_window: Literal["cc", "recovery"] = "cc"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase

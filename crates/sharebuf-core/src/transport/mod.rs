@@ -54,8 +54,9 @@ pub struct TransportCfg {
     /// when CWR begins (`TcpSocketBase::EnterCwr`).
     pub cwr_no_recovery: bool,
     /// DCTCP in CWR: ssthresh from the loss rule at the ECN-Echo, cwnd brought down by PRR on
-    /// ACKs of new data, cwnd = ssthresh when CWR ends (ns-3.39's `EnterCwr` with
-    /// `TcpPrrRecovery`); the congestion control neither cuts nor grows cwnd meanwhile.
+    /// ACKs of new data (with `prr`; else cwnd = ssthresh at once, as ns-3's
+    /// `TcpClassicRecovery`), cwnd = ssthresh when CWR ends (ns-3.39's `EnterCwr`); the congestion
+    /// control neither cuts nor grows cwnd meanwhile.
     pub cwr_window_prr: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
@@ -91,9 +92,6 @@ impl TransportCfg {
         let recovery_tail_resend = two_way("recovery_tail", &t.recovery_tail, "rto", "resend")?;
         let cwr_no_recovery = two_way("cwr_dupacks", &t.cwr_dupacks, "recover", "ns3")?;
         let cwr_window_prr = two_way("cwr_window", &t.cwr_window, "cc", "recovery")?;
-        if cwr_window_prr && !prr {
-            return Err("transport.cwr_window = 'recovery': needs recovery = 'prr' (ns-3's CWR runs the recovery's PRR)".into());
-        }
         let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
         if cwr_no_recovery && !t.sack {
             return Err("transport.cwr_dupacks = 'ns3': needs sack = true (ns-3's CWR resends the holes its SACK scoreboard presumes lost)".into());

@@ -527,11 +527,16 @@ impl TcpFlow {
                 if cwr_entered {
                     let flight = self.snd_max - self.snd_una;
                     self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
-                    self.prr_delivered = 0;
-                    self.prr_out = 0;
-                    self.recover_fs = flight;
-                    let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
-                    self.prr_update(delivered, cfg);
+                    if cfg.prr {
+                        self.prr_delivered = 0;
+                        self.prr_out = 0;
+                        self.recover_fs = flight;
+                        let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+                        self.prr_update(delivered, cfg);
+                    } else {
+                        // ns-3's TcpClassicRecovery::EnterRecovery: cwnd = ssthresh.
+                        self.win.cwnd_bytes = self.win.ssthresh_bytes;
+                    }
                 }
             }
             if self.snd_nxt < self.snd_una {
@@ -650,7 +655,7 @@ impl TcpFlow {
         self.cc = Some(cc);
         // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3). In ns-3's CWR, PRR runs only on an
         // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
-        let cwr_prr_now = self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
+        let cwr_prr_now = cfg.prr && self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
         if cfg.prr && self.in_recovery || cwr_prr_now {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, cfg);
@@ -1335,14 +1340,15 @@ pub(crate) mod tests {
     /// 15 000, prr_delivered 3000 .. 6000, nothing sent): cwnd = 18 000 + 1579, 17 000 + 2106,
     /// 16 000 + 2632, 15 000 + 3158 = 18 158. Duplicate ACKs leave it; at segment 8's (100.8 ms) 5000
     /// is presumed lost, pipe = 11 000 and 5000 goes at once. 17 000 still waits for the timer
-    /// (re-armed by ack 17 000 at 200.9 ms: resent at 400.9 ms).
+    /// (re-armed by ack 17 000 at 200.9 ms: resent at 400.9 ms). "recovery" without PRR (ns-3's
+    /// `TcpClassicRecovery`: cwnd = ssthresh at once) sends as the cut does.
     #[test]
     fn cwr_window_cut_by_dctcp_or_brought_down_by_prr() {
         let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
-        for prr_cwr in [false, true] {
+        for (prr_cwr, prr) in [(false, true), (true, true), (true, false)] {
             let mut c = cfg(1000, true);
             c.init_cwnd_packets = 20;
-            c.prr = true;
+            c.prr = prr;
             c.lost_rtx_rto_only = true;
             c.recovery_tail_resend = true;
             c.cwr_no_recovery = true;
@@ -1356,7 +1362,7 @@ pub(crate) mod tests {
             let at = |t: Time| *h.trace.iter().rev().find(|x| x.0 <= t).unwrap();
             assert!(!h.ack_log.iter().any(|a| a.2), "no recovery in CWR");
             assert_eq!(h.f.timeouts, 1);
-            if prr_cwr {
+            if prr_cwr && prr {
                 assert_eq!(at(ms(100.1)), (ms(100.1), 20_053, 10_000));
                 let cw: Vec<u64> = [100.2, 100.3, 100.4, 100.5, 100.7].iter().map(|&t| at(ms(t)).1).collect();
                 assert_eq!(cw, vec![19_579, 19_106, 18_632, 18_158, 18_158]);
