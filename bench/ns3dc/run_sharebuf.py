@@ -61,6 +61,15 @@ VARIANTS = {
     # a window's un-SACKed tail left to the RTO (sharebuf's default, RFC 6675's NextSeg) instead of
     # resent in recovery (ns-3.39's NextSeg rule 3): the profile before recovery_tail
     "profile_tailrto": ("ns3dc", {"transport.recovery_tail": "rto"}),
+    # duplicate ACKs in CWR start loss recovery (sharebuf's default, Linux) instead of ns-3.39's
+    # CA_CWR, which starts none: the profile before cwr_dupacks (acts on DCTCP only)
+    "profile_cwrrecover": ("ns3dc", {"transport.cwr_dupacks": "recover"}),
+    # DCTCP's window in CWR brought down by PRR (ns-3.39's EnterCwr) instead of cut at the echo
+    "profile_cwrprr": ("ns3dc", {"transport.cwr_window": "recovery"}),
+    # DCTCP's window cut at the echo (sharebuf's default), duplicate ACKs in CWR as ns-3
+    "profile_cwrcut": ("ns3dc", {"transport.cwr_window": "cc"}),
+    # the profile before both CWR settings (duplicate ACKs start recovery, DCTCP cuts at the echo)
+    "profile_cwrbefore": ("ns3dc", {"transport.cwr_dupacks": "recover", "transport.cwr_window": "cc"}),
     # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,
     # instead of ns3dc's (ns3dc's pacing kept)
     "profile_timelypaper": ("ns3dc", {"transport.cc_params.t_low_us": 50, "transport.cc_params.ai_mbps": 10,

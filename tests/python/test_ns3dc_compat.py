@@ -295,6 +295,51 @@ def test_profile_resends_the_window_tail_in_recovery():
         parse_scenario(sc)
 
 
+def test_profile_starts_no_recovery_in_cwr():
+    """ns-3.39's TcpSocketBase::DupAck counts duplicate ACKs in CA_CWR but starts no recovery
+    there. The profile sets cwr_dupacks = "ns3" (the engine's behaviour both ways, hand-computed:
+    transport::tcp::tests::cwr_dupacks_start_recovery_or_wait_as_ns3); sharebuf's default starts
+    recovery; the key reaches the engine only when set and a flow is ECN-capable (so Cubic runs
+    keep their spec); a bad value and a run without SACK are clear errors."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    assert parse_scenario(sc).transport.cwr_dupacks == "ns3"
+    assert "cwr_dupacks" not in transport(parse_scenario(sc))          # newreno: never in CWR
+    sc["transport"] = {"cc": "dctcp"}
+    assert transport(parse_scenario(sc))["cwr_dupacks"] == "ns3"
+    sc["profile"] = "none"
+    assert parse_scenario(sc).transport.cwr_dupacks == "recover"
+    assert "cwr_dupacks" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "cwr_dupacks": "linux"}
+    with pytest.raises(ScenarioError, match="cwr_dupacks"):
+        parse_scenario(sc)
+    sc["transport"] = {"cc": "dctcp", "cwr_dupacks": "ns3", "sack": False}
+    with pytest.raises(Exception, match="cwr_dupacks = 'ns3': needs sack = true"):
+        sharebuf.run(sc, quiet=True)
+
+
+def test_profile_brings_dctcp_cwr_window_down_by_prr():
+    """ns-3.39's EnterCwr leaves cwnd to the recovery's PRR (ssthresh = GetSsThresh); sharebuf's
+    DCTCP cuts at the echo. The profile sets cwr_window = "recovery" (both ways hand-computed:
+    transport::tcp::tests::cwr_window_cut_by_dctcp_or_brought_down_by_prr); named in the engine
+    spec only when set and a flow is ECN-capable; a bad value is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp"}
+    assert transport(parse_scenario(sc))["cwr_window"] == "recovery"
+    sc["transport"] = {"cc": "cubic"}
+    assert "cwr_window" not in transport(parse_scenario(sc))
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "dctcp"}
+    assert parse_scenario(sc).transport.cwr_window == "cc"
+    assert "cwr_window" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "cwr_window": "prr"}
+    with pytest.raises(ScenarioError, match="cwr_window"):
+        parse_scenario(sc)
+
+
 def test_profile_sets_ns3dc_timely():
     """The profile runs TIMELY as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
     its parameters go to TIMELY only, a scenario's own value wins, and every rate-paced sender

@@ -223,6 +223,19 @@ pub struct TransportSpec {
     /// `TcpTxBuffer::NextSeg` rule 3, which drops (1.b)).
     #[serde(default = "rto")]
     pub recovery_tail: String,
+    /// Duplicate ACKs and SACKs while an ECN-capable sender is in CWR (after an ECN-Echo, until
+    /// the cumulative ACK passes what was sent then): "recover" (they start loss recovery, as
+    /// Linux's CWR → Recovery) or "ns3" (ns-3.39's `TcpSocketBase::DupAck` counts them but starts
+    /// no recovery in CA_CWR: the holes with three SACKed segments above are resent as the window
+    /// allows, no second window cut, the rest waits for the timer).
+    #[serde(default = "recover")]
+    pub cwr_dupacks: String,
+    /// DCTCP's window in CWR: "cc" (the congestion control cuts cwnd at the ECN-Echo, once per
+    /// window) or "recovery" (ns-3.39's `TcpSocketBase::EnterCwr`: ssthresh from the congestion
+    /// control's loss rule, cwnd brought down to it by PRR on the ACKs of new data, or set to it
+    /// at once under `recovery = "rfc6675"`, and set to it when CWR ends).
+    #[serde(default = "cc_window")]
+    pub cwr_window: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -231,6 +244,14 @@ pub struct TransportSpec {
 
 fn rto() -> String {
     "rto".into()
+}
+
+fn cc_window() -> String {
+    "cc".into()
+}
+
+fn recover() -> String {
+    "recover".into()
 }
 
 fn packet() -> String {

@@ -147,11 +147,20 @@ def host(sc: Scenario, switch_ecn: List[int]) -> dict:
 #: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window; cc/dcqcn.rs); window-based ones
 #: (newreno, dctcp, cubic) never pace, so ``transport.pacing_size`` cannot act on them.
 RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window", "dcqcn")
+#: Congestion controls whose flows send ECN-capable packets and react to ECN-Echo (the engine's
+#: ``ecn_capable``: cc/dctcp.rs, cc/dcqcn.rs); only they enter CWR, so ``transport.cwr_dupacks``
+#: cannot act on the others.
+ECN_CCS = ("dctcp", "dcqcn")
 
 
 def _paced(sc: Scenario) -> bool:
     """Whether any flow of the scenario runs a rate-paced congestion control."""
     return sc.transport.cc in RATE_PACED_CCS or any(getattr(w, "cc", None) in RATE_PACED_CCS for w in sc.workload)
+
+
+def _ecn(sc: Scenario) -> bool:
+    """Whether any flow of the scenario runs an ECN-capable congestion control."""
+    return sc.transport.cc in ECN_CCS or any(getattr(w, "cc", None) in ECN_CCS for w in sc.workload)
 
 
 def transport(sc: Scenario) -> dict:
@@ -162,11 +171,13 @@ def transport(sc: Scenario) -> dict:
         unsched = int(bps(topo.host_link_gbps) * topo.max_base_rtt_us() * 1e-6 / 8)
     min_rto = us(t.min_rto_us)
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
-    # pacing_size, only when a flow is paced: a spec, and so a run's key, stays what it was for
-    # every scenario they cannot act on.
+    # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
+    # spec, and so a run's key, stays what it was for every scenario they cannot act on.
+    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
-                                                  ("recovery_tail", "rto"), ("pacing_size", "packet"))
-             if getattr(t, k) != default and (k != "pacing_size" or _paced(sc))}
+                                                  ("recovery_tail", "rto"), ("pacing_size", "packet"),
+                                                  ("cwr_dupacks", "recover"), ("cwr_window", "cc"))
+             if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                 initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,

@@ -28,6 +28,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.lost_retransmission": "rto",      # TcpTxBuffer::NextSeg never resends a retransmitted segment
         "transport.recovery_tail": "resend",         # TcpTxBuffer::NextSeg rule 3 lacks RFC 6675's (1.b): in recovery
                                                      # the un-SACKed tail is resent in order once no hole is left
+        "transport.cwr_dupacks": "ns3",              # TcpSocketBase::DupAck starts no recovery in CA_CWR (ECN-capable
+                                                     # senders after an ECN-Echo): lost holes resent as the window allows
+        "transport.cwr_window": "recovery",          # EnterCwr: ssthresh = GetSsThresh, cwnd brought down by PRR (DCTCP)
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):

@@ -97,6 +97,15 @@ class TransportSection(Section):
     #: "rto" (not resent in recovery, RFC 6675's NextSeg; the retransmission timer finds it) or
     #: "resend" (resent in order once no hole and no new data is left, as ns-3.39's NextSeg rule 3).
     recovery_tail: Literal["rto", "resend"] = "rto"
+    #: Duplicate ACKs while an ECN-capable sender (DCTCP, DCQCN) is in CWR, from an ECN-Echo until
+    #: the cumulative ACK passes what was sent then: "recover" (they start loss recovery, as
+    #: Linux) or "ns3" (ns-3.39's CA_CWR: no recovery; the holes with 3 SACKed segments above are
+    #: resent as the window allows, without a second cut; the rest waits for the timer). Needs sack.
+    cwr_dupacks: Literal["recover", "ns3"] = "recover"
+    #: DCTCP's window in CWR: "cc" (DCTCP cuts cwnd to cwnd (1 - alpha/2) at the ECN-Echo, once per
+    #: window) or "recovery" (ns-3.39's EnterCwr: ssthresh by the loss rule, cwnd brought down to it by
+    #: PRR on ACKs of new data, or at once under recovery = "rfc6675"; cwnd = ssthresh when CWR ends).
+    cwr_window: Literal["cc", "recovery"] = "cc"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

@@ -48,6 +48,16 @@ pub struct TransportCfg {
     /// retransmit the un-SACKed data above it in order (ns-3.39's `TcpTxBuffer::NextSeg` rule 3,
     /// without RFC 6675's criterion (1.b)); else that tail waits for the retransmission timer.
     pub recovery_tail_resend: bool,
+    /// While an ECN-capable sender is in CWR (ns-3.39's CA_CWR), duplicate ACKs start no loss
+    /// recovery: the holes with three SACKed segments above them are resent as the window allows
+    /// (`TcpTxBuffer::NextSeg` rule 1), without a second window cut; a recovery under way ends
+    /// when CWR begins (`TcpSocketBase::EnterCwr`).
+    pub cwr_no_recovery: bool,
+    /// DCTCP in CWR: ssthresh from the loss rule at the ECN-Echo, cwnd brought down by PRR on
+    /// ACKs of new data (with `prr`; else cwnd = ssthresh at once, as ns-3's
+    /// `TcpClassicRecovery`), cwnd = ssthresh when CWR ends (ns-3.39's `EnterCwr`); the congestion
+    /// control neither cuts nor grows cwnd meanwhile.
+    pub cwr_window_prr: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
 }
@@ -80,7 +90,12 @@ impl TransportCfg {
         let preopened_cwnd_fit = two_way("preopened_init_cwnd", &t.preopened_init_cwnd, "transport", "fit")?;
         let lost_rtx_rto_only = two_way("lost_retransmission", &t.lost_retransmission, "detect", "rto")?;
         let recovery_tail_resend = two_way("recovery_tail", &t.recovery_tail, "rto", "resend")?;
+        let cwr_no_recovery = two_way("cwr_dupacks", &t.cwr_dupacks, "recover", "ns3")?;
+        let cwr_window_prr = two_way("cwr_window", &t.cwr_window, "cc", "recovery")?;
         let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
+        if cwr_no_recovery && !t.sack {
+            return Err("transport.cwr_dupacks = 'ns3': needs sack = true (ns-3's CWR resends the holes its SACK scoreboard presumes lost)".into());
+        }
         if prr && !t.sack {
             return Err("transport.recovery = 'prr': needs sack = true (PRR runs on the SACK scoreboard)".into());
         }
@@ -103,6 +118,8 @@ impl TransportCfg {
             preopened_cwnd_fit,
             lost_rtx_rto_only,
             recovery_tail_resend,
+            cwr_no_recovery,
+            cwr_window_prr,
             pace_payload_only,
             prr,
         })

@@ -80,12 +80,32 @@ impl Scoreboard {
     /// Un-SACKed bytes in [from, highest): holes not yet retransmitted when `from` is the
     /// retransmission frontier.
     pub fn hole_bytes_from(&self, from: u64) -> u64 {
-        let hi = self.highest();
-        if from >= hi {
+        self.hole_bytes_between(from, self.highest())
+    }
+
+    /// Un-SACKed bytes in [from, to).
+    pub fn hole_bytes_between(&self, from: u64, to: u64) -> u64 {
+        if from >= to {
             return 0;
         }
-        let covered: u64 = self.ranges.iter().map(|&(a, b)| b.min(hi).saturating_sub(a.max(from))).sum();
-        (hi - from) - covered
+        let covered: u64 = self.ranges.iter().map(|&(a, b)| b.min(to).saturating_sub(a.max(from))).sum();
+        (to - from) - covered
+    }
+
+    /// The start of the `dup_thresh`-th highest SACKed segment of `mss` bytes (segments start at
+    /// multiples of `mss`; a range's last one may be shorter): the un-SACKed data below it is
+    /// presumed lost, as ns-3.39's `TcpTxBuffer::UpdateLostCount` marks it (RFC 6675's IsLost
+    /// counted in segments). 0 while fewer segments are SACKed: nothing is presumed lost.
+    pub fn lost_below(&self, dup_thresh: u64, mss: u64) -> u64 {
+        let mut acc = 0;
+        for &(a, b) in self.ranges.iter().rev() {
+            let n = (b - a).div_ceil(mss);
+            if acc + n >= dup_thresh {
+                return a + (n - (dup_thresh - acc)) * mss;
+            }
+            acc += n;
+        }
+        0
     }
 }
 
@@ -115,5 +135,23 @@ mod tests {
         assert_eq!(sb.next_hole(3500), None);
         sb.trim_below(8000);
         assert!(sb.is_empty() && sb.sacked_bytes() == 0);
+    }
+
+    /// Segments of 1000 B: SACKed [3000, 5000) and [6000, 6500) (a flow's short last segment).
+    /// Three SACKed segments from the top are 6000, 4000 and 3000: below 3000 is presumed lost;
+    /// with two SACKed segments nothing is.
+    #[test]
+    fn lost_below_counts_sacked_segments_from_the_top() {
+        let mut sb = Scoreboard::default();
+        sb.insert(6000, 6500);
+        sb.insert(4000, 5000);
+        assert_eq!(sb.lost_below(3, 1000), 0);
+        sb.insert(3000, 4000);
+        assert_eq!(sb.lost_below(3, 1000), 3000);
+        assert_eq!(sb.lost_below(2, 1000), 4000);
+        assert_eq!(sb.lost_below(1, 1000), 6000);
+        assert_eq!(sb.hole_bytes_between(1000, 3000), 2000);
+        assert_eq!(sb.hole_bytes_between(1000, 6500), 2000 + 1000);
+        assert_eq!(sb.hole_bytes_between(1000, sb.highest()), sb.hole_bytes_from(1000));
     }
 }

@@ -56,6 +56,8 @@ pub struct TcpFlow {
     bytes_sent: u64,
     ecn: bool,
     partial_window: bool,
+    /// `cwr_window = "recovery"` acts on this flow (its congestion control is DCTCP).
+    cwr_prr: bool,
     /// SACK scoreboard and the retransmission frontier of the current recovery.
     sb: Scoreboard,
     rexmit_next: u64,
@@ -66,9 +68,10 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
-    /// ns-3.39's CA_CWR (`recovery_tail = "resend"`, ECN-capable flows): entered on an ECN-Echo
-    /// in an ACK of new data, left when the cumulative ACK passes this (snd_max then); while in
-    /// it NextSeg's rule 3 is off, so the window's tail is not resent. NO_RECOVER: not in CWR.
+    /// ns-3.39's CA_CWR (`recovery_tail = "resend"` or `cwr_dupacks = "ns3"`, ECN-capable flows):
+    /// entered on an ECN-Echo in an ACK of new data, left when the cumulative ACK passes this
+    /// (snd_max then); while in it NextSeg's rule 3 is off, so the window's tail is not resent,
+    /// and with `cwr_dupacks = "ns3"` duplicate ACKs start no recovery. NO_RECOVER: not in CWR.
     cwr_recover: u64,
     /// PRR (RFC 6937): bytes delivered and sent since recovery began, and the flight then.
     prr_delivered: u64,
@@ -133,6 +136,7 @@ impl TcpFlow {
             next_send_ps: 0,
             bytes_sent: 0,
             ecn: false,
+            cwr_prr: false,
             partial_window: false,
             sb: Scoreboard::default(),
             rexmit_next: 0,
@@ -182,6 +186,7 @@ impl TcpFlow {
     pub fn start(&mut self, now: Time, cc: FlowCc, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         self.ecn = cc.ecn_capable();
         self.partial_window = cc.partial_window();
+        self.cwr_prr = cfg.cwr_window_prr && cc.name() == "dctcp";
         self.cc = Some(cc);
         if self.handshake {
             self.state = SendState::SynSent;
@@ -214,7 +219,7 @@ impl TcpFlow {
             f |= flags::UNSCHED;
         }
         self.bytes_sent += len;
-        if self.in_recovery {
+        if self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER {
             self.prr_out += len;
         }
         Packet { seq, ts_ps: now, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
@@ -225,11 +230,31 @@ impl TcpFlow {
         if self.state != SendState::Established {
             return;
         }
-        if cfg.sack && self.in_recovery {
+        if cfg.sack && (self.in_recovery || self.cwr_resends(cfg)) {
             self.sack_recovery_send(now, cfg, out);
             return;
         }
         self.send_new_data(now, cfg, out);
+    }
+
+    /// `cwr_dupacks = "ns3"`: in CWR with data on the scoreboard (and not going back after a
+    /// timeout), the send loop resends the holes presumed lost before new data, as ns-3.39's
+    /// `SendPendingData` does in any state through `TcpTxBuffer::NextSeg` rule 1.
+    #[inline]
+    fn cwr_resends(&self, cfg: &TransportCfg) -> bool {
+        cfg.cwr_no_recovery && self.cwr_recover != NO_RECOVER && !self.sb.is_empty() && self.snd_nxt == self.snd_max
+    }
+
+    /// The sequence below which the un-SACKed data is presumed lost: the highest SACKed byte in
+    /// recovery (RFC 6675 as sharebuf runs it); out of recovery with `cwr_dupacks = "ns3"` (in
+    /// CWR), ns-3.39's IsLost: below the third SACKed segment from the top.
+    #[inline]
+    fn lost_limit(&self, cfg: &TransportCfg) -> u64 {
+        if cfg.cwr_no_recovery && !self.in_recovery {
+            self.sb.lost_below(3, cfg.mss_bytes)
+        } else {
+            self.sb.highest()
+        }
     }
 
     /// `try_send`'s loop out of SACK recovery: new data (skipping what the scoreboard holds)
@@ -296,8 +321,9 @@ impl TcpFlow {
         loop {
             let frontier = self.rexmit_next.max(self.snd_una);
             let pipe = self.pipe(cfg);
-            let (seq, len, rtx) = match self.sb.next_hole(frontier) {
-                Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
+            let limit = self.lost_limit(cfg);
+            let (seq, len, rtx) = match self.sb.next_hole(frontier).filter(|h| h.0 < limit) {
+                Some((a, b)) => (a, cfg.mss_bytes.min(b.min(limit) - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
                 // ns-3.39's NextSeg rule 3 without (1.b): the first un-SACKed byte not yet
                 // retransmitted, above the highest SACKed one too (the tail of the window).
@@ -330,28 +356,39 @@ impl TcpFlow {
     }
 
     /// RFC 6675 pipe: bytes outstanding, less those SACKed and the holes below the highest
-    /// SACKed byte not yet retransmitted (presumed lost); with `recovery_tail = "resend"`, plus
+    /// SACKed byte (in ns-3's CWR: below `lost_limit`) not yet retransmitted (presumed lost);
+    /// with `recovery_tail = "resend"`, plus
     /// the data retransmitted above the highest SACKed byte (not presumed lost, so its original
     /// and its retransmission both count, as RFC 6675's SetPipe and ns-3.39's BytesInFlight).
     fn pipe(&self, cfg: &TransportCfg) -> u64 {
         let frontier = self.rexmit_next.max(self.snd_una);
         let tail_rtx = if cfg.recovery_tail_resend { frontier.saturating_sub(self.sb.highest().max(self.snd_una)) } else { 0 };
-        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_from(frontier)) + tail_rtx
+        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_between(frontier, self.lost_limit(cfg))) + tail_rtx
     }
 
-    /// ns-3.39's CA_CWR on an ACK that advanced snd_una to `ack` (`recovery_tail = "resend"`
-    /// only): CWR ends once the ACK passes the point set when it began; then an ECN-Echo enters
-    /// it again (TcpSocketBase::ReceivedAck: from Open, Disorder or Recovery alike).
+    /// ns-3.39's CA_CWR on an ACK that advanced snd_una to `ack` (`recovery_tail = "resend"` or
+    /// `cwr_dupacks = "ns3"` only): CWR ends once the ACK passes the point set when it began;
+    /// then an ECN-Echo enters it again (TcpSocketBase::ReceivedAck: from Open, Disorder or
+    /// Recovery alike). With `cwr_dupacks = "ns3"`, entering CWR ends a recovery under way
+    /// (`EnterCwr` sets CA_CWR over CA_RECOVERY); its holes are then resent from CWR.
+    /// Returns whether CWR ended and whether it began on this ACK.
     #[inline(always)]
-    fn track_cwr(&mut self, ack: u64, ece: bool, cfg: &TransportCfg) {
-        if cfg.recovery_tail_resend && self.ecn {
+    fn track_cwr(&mut self, ack: u64, ece: bool, cfg: &TransportCfg) -> (bool, bool) {
+        let (mut exited, mut entered) = (false, false);
+        if (cfg.recovery_tail_resend || cfg.cwr_no_recovery || self.cwr_prr) && self.ecn {
             if self.cwr_recover != NO_RECOVER && ack > self.cwr_recover {
                 self.cwr_recover = NO_RECOVER;
+                exited = true;
             }
             if ece && self.cwr_recover == NO_RECOVER {
                 self.cwr_recover = self.snd_max;
+                entered = true;
+                if cfg.cwr_no_recovery {
+                    self.in_recovery = false;
+                }
             }
         }
+        (exited, entered)
     }
 
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
@@ -409,7 +446,7 @@ impl TcpFlow {
         // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
         // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
         // insert/trim, recovery and PRR bookkeeping, the controller's take and restore).
-        if self.state == SendState::Established && !self.in_recovery && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
+        if self.state == SendState::Established && !self.in_recovery && !self.cwr_prr && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
             let ack = pkt.seq;
             let rtt = measured_rtt(pkt.ts_ps, now, cfg);
             if let Some(r) = rtt {
@@ -478,14 +515,38 @@ impl TcpFlow {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             self.rto_backed_off = false;
-            self.track_cwr(ack, ece, cfg);
+            let (cwr_exited, cwr_entered) = self.track_cwr(ack, ece, cfg);
             self.sb.trim_below(ack);
+            if self.cwr_prr {
+                // ns-3.39: cwnd = ssthresh when CWR ends (ReceivedAck); EnterCwr: ssthresh =
+                // GetSsThresh (the loss rule), PRR from the unacknowledged data, DoRecovery once
+                // for this ACK here and once more below when it acknowledged a segment.
+                if cwr_exited {
+                    self.win.cwnd_bytes = self.win.ssthresh_bytes;
+                }
+                if cwr_entered {
+                    let flight = self.snd_max - self.snd_una;
+                    self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
+                    if cfg.prr {
+                        self.prr_delivered = 0;
+                        self.prr_out = 0;
+                        self.recover_fs = flight;
+                        let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+                        self.prr_update(delivered, cfg);
+                    } else {
+                        // ns-3's TcpClassicRecovery::EnterRecovery: cwnd = ssthresh.
+                        self.win.cwnd_bytes = self.win.ssthresh_bytes;
+                    }
+                }
+            }
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
             // A copy: `self` changes (retransmissions) while `info` lives, on this rare path.
             let path = self.path;
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &path };
+            // In ns-3's CWR (cwr_window = "recovery") the congestion control only counts (DCTCP: α).
+            let cc_hold = self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER;
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: cc_hold, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &path };
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
@@ -522,14 +583,19 @@ impl TcpFlow {
             self.rto.arm(now + self.rto_ps);
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
+            // ns-3 enters CWR only on an ACK of new data: with cwr_window = "recovery" an echo
+            // on a duplicate ACK cuts nothing.
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery || self.cwr_prr, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
             // A new recovery only for losses of data sent after the previous one began
             // (RFC 6582 §3.2 for NewReno: ack > recover; with SACK the holes above the
             // recovery point are such losses as soon as the point is acknowledged).
             let new_window = self.recover == NO_RECOVER || self.snd_una > self.recover || (cfg.sack && self.snd_una >= self.recover);
-            if !self.in_recovery && loss && new_window {
+            // ns-3.39 (`cwr_dupacks = "ns3"`): DupAck counts the duplicate in CA_CWR but moves
+            // to recovery only from CA_DISORDER, so none starts until CWR ends.
+            let in_ns3_cwr = cfg.cwr_no_recovery && self.cwr_recover != NO_RECOVER;
+            if !self.in_recovery && loss && new_window && !in_ns3_cwr {
                 let flight = self.snd_max - self.snd_una;
                 self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
                 self.recover = self.snd_max;
@@ -587,8 +653,10 @@ impl TcpFlow {
             }
         }
         self.cc = Some(cc);
-        if cfg.prr && self.in_recovery {
-            // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3).
+        // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3). In ns-3's CWR, PRR runs only on an
+        // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
+        let cwr_prr_now = cfg.prr && self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
+        if cfg.prr && self.in_recovery || cwr_prr_now {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, cfg);
         }
@@ -816,7 +884,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, pace_payload_only: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, pace_payload_only: false }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1200,6 +1268,108 @@ pub(crate) mod tests {
             } else {
                 assert_eq!(h.f.timeouts, 0);
                 assert!(t_tail < 102 * PS_PER_MS, "{rtx:?}");
+            }
+        }
+    }
+
+    /// Duplicate ACKs in CWR (`cwr_dupacks`). DCTCP (α = 1) with SACK, PRR, ns3dc's
+    /// `recovery_tail = "resend"` and lost retransmissions left to the timer; 20 segments of
+    /// 1000 B sent at once (IW 20), 50 ms one way, 0.1 ms per segment on the link. The first
+    /// transmissions of seq 5000 and seq 17 000 are lost before the link (they take no slot), so
+    /// segment i's ACK returns at 100 + 0.1·(i + 1) ms for i < 5, 100 + 0.1·i ms for 6 ≤ i ≤ 16
+    /// and 100 + 0.1·(i − 1) ms for i ≥ 18. Segment 0 is marked CE: its ACK (100.1 ms, ECE, new
+    /// data) puts the sender in CWR until the cumulative ACK passes 20 000 and DCTCP cuts cwnd to
+    /// 20 000·(1 − 1/2) = ssthresh = 10 000 (the next 4 ACKs add 4000 < cwnd acked bytes: no
+    /// growth).
+    ///   "recover" (RFC 6675 / Linux: CWR → Recovery): the 3rd duplicate ACK (segment 8, 100.8 ms)
+    ///   starts recovery (ssthresh 10 000 / 2 = 5000) and resends 5000 at once; the SACK of
+    ///   18 000 (101.7 ms) puts the hole at 17 000 below the highest SACKed byte and PRR lets it
+    ///   go (pipe 2000 < ssthresh); the receiver holds all at 151.8 ms, no timeout.
+    ///   "ns3" (ns-3.39: DupAck starts no recovery in CA_CWR; NextSeg rule 1 resends what
+    ///   UpdateLostCount marked lost): 5000 is presumed lost once 3 segments above it are SACKed
+    ///   (100.8 ms), but cwnd stays 10 000 and pipe = 15 000 outstanding − 3000 SACKed − 1000
+    ///   lost = 11 000; each later SACK takes 1000 off, so 5000 goes when pipe + 1000 ≤ 10 000,
+    ///   at segment 10's ACK (101.0 ms). Only 2 segments (18 000, 19 000) are ever SACKed above
+    ///   17 000, so it is never presumed lost, and rule 3 is off in CWR: it waits for the timer.
+    ///   That is re-armed by the last ACK of new data, ack 17 000 for the resent 5000 (sent
+    ///   101.0 ms, back at 201.1 ms), with the 200 ms minimum RTO: 17 000 goes at 401.1 ms, one
+    ///   timeout, and arrives at 451.2 ms. ssthresh stays 10 000 until then (no second cut).
+    #[test]
+    fn cwr_dupacks_start_recovery_or_wait_as_ns3() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.cwr_no_recovery = ns3;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 17_000) && first.insert(p.seq);
+            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(|p: &Packet| p.seq == 0));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let recovered = h.ack_log.iter().any(|a| a.2);
+            let t_rcv = h.f.end_ps.expect("the receiver holds everything");
+            let ssthresh_at = |t: Time| h.trace.iter().rev().find(|x| x.0 <= t).unwrap().2;
+            assert_eq!(ssthresh_at(ms(100.5)), 10_000, "ns3 = {ns3}: the ECN cut");
+            if ns3 {
+                assert!(!recovered, "no recovery in CWR");
+                assert_eq!(rtx, vec![(ms(101.0), 5_000), (ms(401.1), 17_000)]);
+                assert_eq!(h.f.timeouts, 1);
+                assert_eq!(ssthresh_at(ms(401.0)), 10_000, "no second cut");
+                assert_eq!(t_rcv, ms(451.2));
+            } else {
+                assert!(recovered);
+                assert_eq!(rtx, vec![(ms(100.8), 5_000), (ms(101.7), 17_000)]);
+                assert_eq!(h.f.timeouts, 0);
+                assert_eq!(ssthresh_at(ms(100.8)), 5_000, "the loss halves (loss_ssthresh = half)");
+                assert_eq!(t_rcv, ms(151.8));
+            }
+        }
+    }
+
+    /// DCTCP's window in CWR (`cwr_window`), on the loss of `cwr_dupacks_start_recovery_or_wait_as_ns3`
+    /// with `cwr_dupacks = "ns3"`. "cc": DCTCP cuts cwnd to 10 000 at the echo (100.1 ms), and 5000
+    /// waits until pipe + 1000 ≤ 10 000 (101.0 ms). "recovery" (ns-3.39's `EnterCwr` with PRR):
+    /// at the echo ssthresh = 10 000 (α = 1), RecoverFS = 19 000 unacknowledged bytes, and PRR runs
+    /// twice on that ACK (EnterCwr, then ProcessAck's CA_CWR branch), 1000 B delivered each:
+    /// sndcnt = max(ceil(1000·10 000/19 000) − 0, 1000) = 1000, then max(ceil(2000·10 000/19 000), 1000)
+    /// = 1053, so cwnd = pipe 19 000 + 1053 = 20 053. On the ACKs of 2000..5000 (pipe 18 000 ..
+    /// 15 000, prr_delivered 3000 .. 6000, nothing sent): cwnd = 18 000 + 1579, 17 000 + 2106,
+    /// 16 000 + 2632, 15 000 + 3158 = 18 158. Duplicate ACKs leave it; at segment 8's (100.8 ms) 5000
+    /// is presumed lost, pipe = 11 000 and 5000 goes at once. 17 000 still waits for the timer
+    /// (re-armed by ack 17 000 at 200.9 ms: resent at 400.9 ms). "recovery" without PRR (ns-3's
+    /// `TcpClassicRecovery`: cwnd = ssthresh at once) sends as the cut does.
+    #[test]
+    fn cwr_window_cut_by_dctcp_or_brought_down_by_prr() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for (prr_cwr, prr) in [(false, true), (true, true), (true, false)] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = prr;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.cwr_no_recovery = true;
+            c.cwr_window_prr = prr_cwr;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 17_000) && first.insert(p.seq);
+            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(|p: &Packet| p.seq == 0));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let at = |t: Time| *h.trace.iter().rev().find(|x| x.0 <= t).unwrap();
+            assert!(!h.ack_log.iter().any(|a| a.2), "no recovery in CWR");
+            assert_eq!(h.f.timeouts, 1);
+            if prr_cwr && prr {
+                assert_eq!(at(ms(100.1)), (ms(100.1), 20_053, 10_000));
+                let cw: Vec<u64> = [100.2, 100.3, 100.4, 100.5, 100.7].iter().map(|&t| at(ms(t)).1).collect();
+                assert_eq!(cw, vec![19_579, 19_106, 18_632, 18_158, 18_158]);
+                assert_eq!(rtx, vec![(ms(100.8), 5_000), (ms(400.9), 17_000)]);
+            } else {
+                assert_eq!(at(ms(100.1)), (ms(100.1), 10_000, 10_000));
+                assert_eq!(rtx, vec![(ms(101.0), 5_000), (ms(401.1), 17_000)]);
             }
         }
     }
