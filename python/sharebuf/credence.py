@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Dict, Iterable, Optional, Sequence, Tuple, Union
 
@@ -125,12 +126,14 @@ def forest_predict(model: Union[dict, str, Path], x):
 
 def train(traces: Sequence[Union[str, Path]], *, test: Optional[Sequence[Union[str, Path]]] = None, trees: int = 4,
           depth: int = 4, test_fraction: float = 0.6, seed: int = 0, queues: Optional[Iterable[int]] = None,
-          n_ports: Optional[int] = None) -> Tuple[dict, dict]:
+          n_ports: Optional[int] = None, class_weight: Optional[str] = None) -> Tuple[dict, dict]:
     """Train ns3dc's forest (``RandomForestClassifier(max_depth=depth, n_estimators=trees)``,
     other settings sklearn's defaults, ``random_state=seed``) on the rows of ``traces``.
     Held out: the rows of ``test`` traces if given, else a ``test_fraction`` of the rows
     (ns3dc: 0.6, ``train_test_split`` with ``random_state=seed``). ``queues``: keep only the
     rows of these queue indices (ns3dc trains on every queue). ``n_ports``: N for η.
+    ``class_weight``: None (ns3dc: every row weighs 1) or ``"balanced"`` (scikit-learn's: each
+    class weighs rows / (2 · its rows), so LQD's rare drops count as much as its sends).
     Returns (model dict for the engine, report with the train and test scores)."""
     import numpy as np
 
@@ -141,6 +144,8 @@ def train(traces: Sequence[Union[str, Path]], *, test: Optional[Sequence[Union[s
         raise ScenarioError("train-predictor needs scikit-learn: pip install scikit-learn (or 'sharebuf[test]')") from None
     if trees < 1 or depth < 1:
         raise ScenarioError(f"trees = {trees}, depth = {depth}: both must be integers >= 1")
+    if class_weight not in (None, "balanced"):
+        raise ScenarioError(f"class_weight = {class_weight!r}: allowed: none (every row weighs 1) or balanced")
     if not 0 < test_fraction < 1:
         raise ScenarioError(f"test_fraction = {test_fraction}: allowed: 0 < test_fraction < 1")
 
@@ -158,13 +163,33 @@ def train(traces: Sequence[Union[str, Path]], *, test: Optional[Sequence[Union[s
         xtr, ytr = x, y
     else:
         xtr, xt, ytr, yt = train_test_split(x, y, test_size=test_fraction, random_state=seed)
-    rf = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed)
+    rf = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed, class_weight=class_weight)
     rf.fit(xtr, ytr)
     model = export_forest(rf)
-    report = {"trees": trees, "depth": depth, "seed": seed, "train": scores(ytr, rf.predict(xtr), n_ports),
+    report = {"trees": trees, "depth": depth, "seed": seed, "class_weight": class_weight, "train": scores(ytr, rf.predict(xtr), n_ports),
               "test": scores(yt, rf.predict(xt), n_ports), "held_out": "traces" if test else f"{test_fraction:g} of the rows"}
     model["training"] = {k: v for k, v in report.items()}
     return model, report
+
+
+def _json_safe(x):
+    """NaN and ±∞ (an undefined precision, η = ∞) as null: the engine's JSON reader, like the
+    JSON standard, has no NaN."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    return x
+
+
+def write_model(model: dict, path: Union[str, Path]) -> None:
+    """Write a forest (``export_forest``/``train``) as the JSON file ``[switch.bm] model`` reads;
+    scores that are not finite (precision with no predicted drop, η = ∞) are written as null."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_json_safe(model), allow_nan=False) + "\n")
 
 
 def resolve_params(params: dict, base: Path) -> Tuple[dict, dict]:
@@ -215,10 +240,10 @@ def cmd_train(args) -> int:
     if args.ports is not None and args.ports < 2:
         raise ScenarioError(f"--ports {args.ports}: allowed: the switch's port count, an integer >= 2")
     model, report = train(args.traces, test=args.test or None, trees=args.trees, depth=args.depth,
-                          test_fraction=args.test_fraction, seed=args.seed, queues=queues, n_ports=args.ports)
+                          test_fraction=args.test_fraction, seed=args.seed, queues=queues, n_ports=args.ports,
+                          class_weight=None if args.class_weight == "none" else args.class_weight)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(model) + "\n")
+    write_model(model, out)
     for part in ("train", "test"):
         s = report[part]
         eta_s = f", eta {s['eta']:.3f}" if "eta" in s else ""
@@ -238,5 +263,7 @@ def register(sub) -> None:
     t.add_argument("--depth", type=int, default=4, help="maximum depth (ns3dc: 4)")
     t.add_argument("--seed", type=int, default=0, help="random_state of the split and the forest")
     t.add_argument("--queues", help="comma list of queue indices to train on (default: all rows)")
+    t.add_argument("--class-weight", choices=("none", "balanced"), default="none",
+                   help="none: every row weighs 1 (ns3dc); balanced: LQD's drops weigh as much in total as its sends")
     t.add_argument("--ports", type=int, help="N, the switch's port count, to report eta (credence.md 1.3)")
     t.set_defaults(func=cmd_train)
