@@ -73,15 +73,17 @@ def gen_cdf():
 
 
 def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qrate=2.0,
-             start=10.0, nprio=2, per_flow_prio=False):
+             start=10.0, nprio=2, per_flow_prio=False, uplinks=8):
     """ns3dc's flows: tuples (kind, src, dst, size, start time, query id or -1, priority).
 
     abm-evaluation draws one priority per leaf and workload, rand_range(1, nPrior - 1);
     abm-evaluation-nprio (``per_flow_prio``) draws one per web-search flow, rand_range(1, nPrior)
     (nPrior itself folded to nPrior - 1), just before its receiver, and puts every incast response
-    in queue nPrior - 1 without a draw."""
+    in queue nPrior - 1 without a draw. ``uplinks``: spines x links per leaf-spine pair, which sets
+    the over-subscription in the websearch rate (the ABM example: 2 x 4; credence-evaluation, whose
+    generator draws in the same order: 4 x 1)."""
     end = start + launch_s
-    oversub = float(servers * 10_000_000_000) / (10_000_000_000 * 2 * 4)
+    oversub = float(servers * 10_000_000_000) / (10_000_000_000 * uplinks)
     rate = load * 10_000_000_000 * servers / oversub / (8 * avg_cdf()) / servers
     libc.srand(ctypes.c_uint(seed))
     flows = []
