@@ -40,8 +40,8 @@ def test_threshold_fixed_point_with_the_default_filter():
     """γ = 0.999 (the runs' value, integer filter). One congested queue: its own growth lowers its
     threshold 1:1, so it stays at q* = (B − s)/2 within 1 % although q̄ lags. With N = 2 and 4 the
     filter lets each queue overshoot while its neighbours' lower the threshold only by 1/N of
-    their growth; the queues cycle and their mean sits above q* (measured +6 % and +10 %, see
-    docs/schemes/reverie.md §Fixed point): bounded here between q* − s and q* + 15 %."""
+    their growth; the queues cycle and their mean sits above q* (measured +6 % and +11 %, see
+    docs/schemes/reverie.md, "Fixed point"): bounded here between q* − s and q* + 15 %."""
     (mean,) = _overload(1).tolist()
     assert mean == pytest.approx((B - S) / 2, rel=0.01)
     for n in (2, 4):
