@@ -73,3 +73,29 @@ def test_bad_reverie_keys_are_clear_errors():
         _overload(1, ms=1, beta=1)
     with pytest.raises(sharebuf.ScenarioError, match=r"switch\.pfc_alpha_ingress = 2.*not used by switch\.bm\.scheme = 'reverie'"):
         _incast(bm={"scheme": "reverie"}, pfc_alpha_ingress=2.0)
+
+
+def _burst(bm):
+    """16 hosts send 10 Gb/s CBR for 30 us each to host 0 of a 10 Gbps star with 1 MB of buffer: 400
+    packets of 1 502 B (25 per sender) into one idle queue, ~16 times faster than it drains."""
+    sc = star(hosts=17, buffer_bytes=B, nq=1)
+    sc["switch"]["bm"] = bm
+    sc["max_ms"] = 2
+    sc["workload"] = [{"kind": "cbr", "flows": [{"src": s, "dst": 0, "rate_gbps": 10, "stop_ms": 0.03} for s in range(1, 17)]}]
+    r = sharebuf.run(sc)
+    return r.summary["drops_total"], r.summary["buffer"]["per_switch"]["switch0"]["peak_bytes"]
+
+
+def test_a_burst_into_an_idle_queue_is_absorbed():
+    """Burst absorption as a deterministic consequence of the filter (docs/lossless.md §4, item 3).
+    DT (α = 1) admits while q + s ≤ B − q, so the queue peaks at 333 packets (500 166 B; a 334th
+    would need 501 668 ≤ 499 834) and the rest of the burst beyond what drains meanwhile is
+    dropped. Reverie's q̄ moves only at the ~25 departures during the burst, by (1 − γ)(q − q̄) each,
+    so q̄ ≤ 25 · 0.001 · 600 800 ≈ 15 KB while B − Q stays above 436 KB: nothing is refused and the
+    queue peaks at the whole burst less those departures, (400 − 25) · 1 502 = 563 250 B."""
+    dt_drops, dt_peak = _burst({"scheme": "dt", "alpha": 1.0})
+    assert dt_peak == 333 * S
+    assert 40 <= dt_drops <= 44, dt_drops  # 400 − 333 − the ~25 packets sent meanwhile
+    rv_drops, rv_peak = _burst({"scheme": "reverie"})
+    assert rv_drops == 0
+    assert abs(rv_peak - (400 - 25) * S) <= 2 * S, rv_peak
