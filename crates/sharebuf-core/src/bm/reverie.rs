@@ -208,13 +208,9 @@ mod tests {
     use crate::bm::testutil::*;
     use serde_json::json;
 
-    fn ctx(buffer: u64, ports: usize, nq: usize) -> (Vec<u64>, u64, usize) {
-        (vec![10_000_000_000; ports], buffer, nq)
-    }
-
     fn make(params: serde_json::Value, buffer: u64, ports: usize, nq: usize) -> Result<Reverie, String> {
-        let (rates, b, nq) = ctx(buffer, ports, nq);
-        let c = BmContext { buffer_bytes: b, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
+        let rates = vec![10_000_000_000; ports];
+        let c = BmContext { buffer_bytes: buffer, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         Reverie::new(&Params::new("switch.bm", params.as_object().unwrap()), &c)
     }
 
