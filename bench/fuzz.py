@@ -90,6 +90,8 @@ def scheme_params(scheme: str, nq: int):
                    "congested": st.sampled_from(["threshold", "buffer"]), "congested_fraction": frac, "safeguard_fraction": st.floats(0.5, 1.0)},
         # prediction = "none" (the others need a recorded LQD trace or a trained forest)
         "credence": {"thresholds": st.sampled_from(["shadow", "code", "none"])},
+        "reverie": {"gamma": st.floats(0.0, 0.999999), "alpha": _alpha(nq), "alpha_unscheduled": st.floats(1.0, 1024.0),
+                    "sat_bytes": st.floats(100.0, 100_000.0), "filter": st.sampled_from(["integer", "real"])},
     }.get(scheme, {})
     required = {"credence": {"prediction": st.just("none")}}.get(scheme, {})
     if not keys and not required:

@@ -28,7 +28,7 @@ import pytest
 DIGESTS = Path(__file__).with_name("golden_digests.json")
 UPDATE = os.environ.get("SHAREBUF_GOLDEN_UPDATE") == "1"
 
-SCHEMES = ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd", "credence"]
+SCHEMES = ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd", "credence", "reverie"]
 CCS = ["newreno", "dctcp", "cubic", "timely", "powertcp", "theta_powertcp", "hpcc"]
 
 # Stats that are not simulation results: wall time, and the pool's high-water mark (how

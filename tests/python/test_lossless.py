@@ -160,14 +160,14 @@ def test_pauses_propagate_hop_by_hop_on_a_leaf_spine():
         assert row["max_headroom_bytes"] <= row["headroom_limit_bytes"], row
 
 
-@pytest.mark.parametrize("scheme", ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd", "credence"])
+@pytest.mark.parametrize("scheme", ["cs", "cp", "dt", "fab", "ib", "fb", "fba", "abm", "abm_approx", "cbm", "bshare", "lqd", "credence", "reverie"])
 def test_no_scheme_drops_a_lossless_packet(scheme):
     """Every scheme decides only lossy packets: its admission, its push-out (LQD, Credence) and its
     dequeue drop (CBM, BShare's sojourn rule) never take a lossless packet. 8 senders, 125 KB on
     lossless priority 3 and 60 KB on lossy priority 1 each, to one host (invariants on)."""
     n = 8
     sc = star(hosts=n + 1, buffer_bytes=400_000, delay_us=1.0, nq=4, scheme=scheme)
-    if scheme in ("cs", "cp", "lqd", "credence"):
+    if scheme in ("cs", "cp", "lqd", "credence", "reverie"):
         sc["switch"]["bm"] = {"scheme": scheme, **({"prediction": "none"} if scheme == "credence" else {})}
     sc["max_ms"] = 30
     sc["switch"]["lossless_priorities"] = [3]

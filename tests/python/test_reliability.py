@@ -84,7 +84,7 @@ CASES = [
     Case("key-horizon-clock", "a horizon beyond the engine's clock", RUN, sc().replace("max_ms = 2", "max_ms = 1e11"), {}, None,
          "max_ms = 100000000000.0: beyond the engine's clock (64-bit picoseconds); allowed: <= 18,446,744,074 ms"),
     Case("key-scheme", "an unknown scheme", RUN, sc(tail='[switch.bm]\nscheme = "abn"\n'), {}, None,
-         "switch.bm.scheme = 'abn': unknown scheme (did you mean 'fab'?); allowed: cs, cp, dt, fab, ib, fb, fb_pisa, fba, abm, abm_approx, cbm, bshare, lqd, credence, python"),
+         "switch.bm.scheme = 'abn': unknown scheme (did you mean 'fab'?); allowed: cs, cp, dt, fab, ib, fb, fb_pisa, fba, abm, abm_approx, cbm, bshare, lqd, credence, reverie, python"),
     Case("key-scheme-param", "an unknown scheme parameter", RUN, sc(tail='[switch.bm]\nscheme = "dt"\nalpah = 1\n'), {}, None,
          "switch.bm.alpah: unknown parameter for 'dt' (did you mean 'alpha'?); allowed: alpha"),
     Case("key-cc", "an unknown congestion control", RUN, sc(tail='[transport]\ncc = "cubik"\n'), {}, None,

@@ -17,6 +17,7 @@
 //! when pausing, `hdrm = 0` and (`in < xon` or `in + xon_offset ≤ T_in`). Lossless packets are
 //! never refused by the scheme; lossy ones additionally need room outside the unused headroom.
 
+use crate::bm::BufferManager;
 use crate::engine::Time;
 
 /// The headroom (bytes) a lossless (port, priority) needs so that nothing is lost between the
@@ -60,6 +61,9 @@ pub struct PfcSwitch {
     /// Lossless packets that found their headroom full (counted, not dropped: a configuration
     /// failure the tests assert never happens).
     pub headroom_overflows: u64,
+    /// The switch's scheme decides headroom entry and XON (`BufferManager::decides_ingress`,
+    /// Reverie) instead of DT on the ingress pool.
+    pub scheme_ingress: bool,
 }
 
 /// What an arrival or departure asks the simulator to send upstream.
@@ -91,6 +95,7 @@ impl PfcSwitch {
             pauses_sent: vec![0; n],
             resumes_sent: vec![0; n],
             headroom_overflows: 0,
+            scheme_ingress: false,
         }
     }
 
@@ -125,11 +130,40 @@ impl PfcSwitch {
         self.pausing[port] & (1 << prio) != 0
     }
 
+    /// S − S_used with `used` bytes in the switch: the shared pool B − X less the bytes outside
+    /// headroom (0 if full).
+    #[inline]
+    pub fn free_shared(&self, used: u64) -> u64 {
+        self.buffer_bytes.saturating_sub(self.headroom_pool).saturating_sub(used - self.hdrm_used)
+    }
+
     /// A lossless packet of `s` bytes from ingress `port` is admitted, with `used` bytes in the
-    /// switch before it (the simulator counts it in the buffer after this call).
+    /// switch before it (the simulator counts it in the buffer after this call); PFC threshold:
+    /// DT on the ingress pool.
     pub fn on_arrive(&mut self, port: usize, prio: u8, s: u64, used: u64) -> PfcAction {
+        self.arrive::<crate::bm::Scheme>(port, prio, s, used, None)
+    }
+
+    /// `on_arrive` with the scheme deciding headroom entry (`scheme_ingress`): the packet is
+    /// counted first, then the scheme compares its view with the threshold on S − S_used with
+    /// the packet in the shared pool (the reference's `UpdateIngressAdmission`). A packet the
+    /// shared pool cannot hold goes to headroom whatever the scheme says, so that a lossless
+    /// packet never takes the headroom other queues may need.
+    pub fn on_arrive_scheme<B: BufferManager + ?Sized>(&mut self, port: usize, prio: u8, s: u64, used: u64, bm: &mut B) -> PfcAction {
+        self.arrive(port, prio, s, used, Some(bm))
+    }
+
+    fn arrive<B: BufferManager + ?Sized>(&mut self, port: usize, prio: u8, s: u64, used: u64, bm: Option<&mut B>) -> PfcAction {
         let k = port * 8 + prio as usize;
-        let to_hdrm = self.hdrm_bytes[k] > 0 || (self.in_bytes[k] + s) as f64 > self.threshold(used);
+        let to_hdrm = match bm {
+            None => self.hdrm_bytes[k] > 0 || (self.in_bytes[k] + s) as f64 > self.threshold(used),
+            Some(b) => {
+                let shared_used = used + s - self.hdrm_used;
+                let pool = self.buffer_bytes.saturating_sub(self.headroom_pool);
+                let over = b.ingress_over(port, prio, self.in_bytes[k] + s, pool.saturating_sub(shared_used));
+                self.hdrm_bytes[k] > 0 || over || shared_used > pool
+            }
+        };
         self.in_bytes[k] += s;
         if to_hdrm {
             if self.hdrm_bytes[k] + s > self.xoff_bytes[port] {
@@ -148,16 +182,32 @@ impl PfcSwitch {
     }
 
     /// A lossless packet of `s` bytes that arrived by `port` leaves the buffer; `used` is the
-    /// switch's occupancy after it left.
+    /// switch's occupancy after it left. XON: DT on the ingress pool.
     pub fn on_leave(&mut self, port: usize, prio: u8, s: u64, used: u64) -> PfcAction {
+        self.leave::<crate::bm::Scheme>(port, prio, s, used, None)
+    }
+
+    /// `on_leave` with the scheme seeing the departure (its filter) and deciding XON.
+    pub fn on_leave_scheme<B: BufferManager + ?Sized>(&mut self, port: usize, prio: u8, s: u64, used: u64, bm: &mut B) -> PfcAction {
+        self.leave(port, prio, s, used, Some(bm))
+    }
+
+    fn leave<B: BufferManager + ?Sized>(&mut self, port: usize, prio: u8, s: u64, used: u64, mut bm: Option<&mut B>) -> PfcAction {
         let k = port * 8 + prio as usize;
         self.in_bytes[k] -= s;
         let d = self.hdrm_bytes[k].min(s);
         self.hdrm_bytes[k] -= d;
         self.hdrm_used -= d;
+        if let Some(b) = bm.as_deref_mut() {
+            b.on_ingress_leave(port, prio, self.in_bytes[k]);
+        }
         if self.pausing[port] & (1 << prio) != 0 && self.hdrm_bytes[k] == 0 {
             let inb = self.in_bytes[k];
-            if inb < self.xon_bytes || (inb + self.xon_offset_bytes) as f64 <= self.threshold(used) {
+            let resume = match bm {
+                None => inb < self.xon_bytes || (inb + self.xon_offset_bytes) as f64 <= self.threshold(used),
+                Some(b) => b.ingress_resume(port, prio, inb, self.free_shared(used), self.xon_bytes, self.xon_offset_bytes),
+            };
+            if resume {
                 self.pausing[port] &= !(1 << prio);
                 self.resumes_sent[port] += 1;
                 return PfcAction::Resume;

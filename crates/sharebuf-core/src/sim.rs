@@ -217,6 +217,7 @@ impl Simulator {
             topo.routes[s].check(topo.n_hosts, gports.len()).map_err(|e| format!("topology: route table of {}: {e}", topo.switch_names[s]))?;
             let ctx = BmContext { buffer_bytes: sw.buffer_bytes, n_queues: nq, port_rate_bps: &rates, base_rtt_ps: max_rtt, seed: workload::stream_seed(spec.seed, 1_000_000 + s as u64), switch_index: s, mss_bytes: cfg.mss_bytes as u32, header_bytes: cfg.header_bytes as u32 };
             let bmgr = make_bm(&ctx)?;
+            let (bm_ingress, bm_name) = (bmgr.decides_ingress(), bmgr.name());
             switches.push(Switch {
                 node: topo.switch_node(s as u32),
                 ecmp_salt: topo.ecmp_salt(s as u32),
@@ -251,7 +252,14 @@ impl Simulator {
                                 None => xoff.push(bound),
                             }
                         }
-                        let p = PfcSwitch::new(lossless_mask, sw.buffer_bytes, xoff, pf.xon_bytes, pf.xon_offset_bytes, pf.alpha_ingress);
+                        let mut p = PfcSwitch::new(lossless_mask, sw.buffer_bytes, xoff, pf.xon_bytes, pf.xon_offset_bytes, pf.alpha_ingress);
+                        p.scheme_ingress = bm_ingress;
+                        if p.scheme_ingress && pf.alpha_ingress != 1.0 {
+                            return Err(format!(
+                                "switch.pfc_alpha_ingress = {}: not used by switch.bm.scheme = '{}', which sets the lossless priorities' threshold itself; allowed: omit it and give the lossless priority's switch.bm.alpha",
+                                pf.alpha_ingress, bm_name
+                            ));
+                        }
                         if p.headroom_pool >= sw.buffer_bytes {
                             return Err(format!("switch.lossless_priorities: the headroom pool of {} ({} B) leaves nothing of switch.buffer_bytes = {}; allowed: a larger buffer or fewer lossless priorities", topo.switch_names[s], p.headroom_pool, sw.buffer_bytes));
                         }
@@ -259,6 +267,11 @@ impl Simulator {
                     }
                 },
             });
+            // Lossy packets may not take the headroom lossless queues have not used (all of it, at first).
+            let last = switches.last_mut().expect("just pushed");
+            if let Some(pf) = &last.pfc {
+                last.buf.reserved_bytes = pf.reserved_headroom();
+            }
         }
         let gen = workload::generate(spec, &topo, cfg.handshake)?;
         if let Some(i) = gen.flows.size_bytes.iter().position(|&b| b == 0) {
@@ -812,7 +825,13 @@ impl Simulator {
                 lossless = true;
                 let ing = self.reverse[p.from_port as usize] as usize;
                 let local = self.ports[ing].local as usize;
-                if pf.on_leave(local, p.prio, acct_bytes as u64, sw.buf.occupied_bytes) == PfcAction::Resume {
+                let action = if pf.scheme_ingress {
+                    pf.on_leave_scheme(local, p.prio, acct_bytes as u64, sw.buf.occupied_bytes, &mut sw.bm)
+                } else {
+                    pf.on_leave(local, p.prio, acct_bytes as u64, sw.buf.occupied_bytes)
+                };
+                sw.buf.reserved_bytes = pf.reserved_headroom();
+                if action == PfcAction::Resume {
                     resume = Some((ing, p.prio));
                 }
             }
@@ -874,7 +893,12 @@ impl Simulator {
         p.enq_ps = now;
         p.hops += 1;
         let pf = sw.pfc.as_mut().expect("PFC on");
-        let action = pf.on_arrive(in_local, prio, size, sw.buf.occupied_bytes);
+        let action = if pf.scheme_ingress {
+            pf.on_arrive_scheme(in_local, prio, size, sw.buf.occupied_bytes, &mut sw.bm)
+        } else {
+            pf.on_arrive(in_local, prio, size, sw.buf.occupied_bytes)
+        };
+        sw.buf.reserved_bytes = pf.reserved_headroom();
         sw.charge_enqueue(qr, p, size, now);
         p.size_bytes = wire_bytes;
         let g = sw.ports[local] as usize;

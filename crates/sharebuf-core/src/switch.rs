@@ -334,6 +334,9 @@ impl Switch {
     pub fn set_bm(&mut self, bm: Box<dyn BufferManager>) {
         self.bm_hooks = bm.uses_queue_hooks();
         self.bm_classify = bm.classifies();
+        if let Some(pf) = self.pfc.as_mut() {
+            pf.scheme_ingress = bm.decides_ingress();
+        }
         self.bm = Scheme::Dyn(bm);
     }
 

@@ -1,12 +1,12 @@
 //! PFC end to end in a debug build with the invariants on (docs/lossless.md §6): a lossless
 //! incast over a 2-leaf, 1-spine fabric with device FIFOs at switches (2) and hosts (3),
-//! lossy flows beside it, under every scheduler. The engine's debug checks fire on a packet of
+//! lossy flows beside it, under every scheduler, with DT's ingress threshold and with Reverie's. The engine's debug checks fire on a packet of
 //! a paused priority put on the wire, on a lossless drop, and on packets left waiting above a
 //! device FIFO without a wake-up; here they must stay silent, and nothing lossless is lost.
 
 use serde_json::json;
 
-fn spec(scheduler: &str, cc: &str) -> String {
+fn spec(scheduler: &str, cc: &str, scheme: &str) -> String {
     let flows = |prio: u8, size: u64, srcs: &[u32]| -> Vec<serde_json::Value> {
         srcs.iter().map(|&s| json!({"src": s, "dst": 4, "size_bytes": size, "start_ps": 0, "priority": prio})).collect()
     };
@@ -16,7 +16,7 @@ fn spec(scheduler: &str, cc: &str) -> String {
                      "host_link_bps": 10_000_000_000u64, "fabric_link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000, "ecmp_hash": "salted"},
         "switch": {"buffer_bytes": 300_000, "queues_per_port": 4, "scheduler": scheduler, "drr_weights": if scheduler == "drr" { vec![1, 1, 1, 1] } else { vec![] },
                    "drr_quantum_bytes": 1500, "ecn_k_bytes": [60_000], "device_queue_packets": 2, "buffer_accounting": "wire",
-                   "bm": {"scheme": "dt", "params": {}}, "pfc": {"lossless_priorities": [3]}},
+                   "bm": {"scheme": scheme, "params": {}}, "pfc": {"lossless_priorities": [3]}},
         "host": {"nic_ecn_k_bytes": null, "nic_qdisc": "fifo", "device_queue_packets": 3},
         "transport": {"cc": cc, "cc_params": {}, "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 100, "min_rto_ps": 10_000_000_000u64,
                       "initial_rto_ps": 10_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 200_000_000,
@@ -34,20 +34,20 @@ fn spec(scheduler: &str, cc: &str) -> String {
 
 #[test]
 fn lossless_incast_over_a_leaf_spine_keeps_the_invariants() {
-    for sched in ["rr", "sp", "drr"] {
-        for cc in ["newreno", "dcqcn"] {
-            let out = sharebuf_core::run_json(&spec(sched, cc), &mut |_, _| true).unwrap_or_else(|e| panic!("{sched}/{cc}: {e}"));
+    for (sched, cc, scheme) in ["rr", "sp", "drr"].into_iter().flat_map(|s| [("newreno", "dt"), ("dcqcn", "dt"), ("newreno", "reverie"), ("dcqcn", "reverie")].map(|(c, b)| (s, c, b))) {
+        {
+            let out = sharebuf_core::run_json(&spec(sched, cc, scheme), &mut |_, _| true).unwrap_or_else(|e| panic!("{sched}/{cc}/{scheme}: {e}"));
             let pfc = out.pfc.as_ref().expect("PFC on");
-            assert_eq!((pfc.lossless_drops, pfc.headroom_overflows), (0, 0), "{sched}/{cc}");
-            assert!(out.flow_end_ps.iter().all(|&e| e != u64::MAX), "{sched}/{cc}: every flow finishes");
+            assert_eq!((pfc.lossless_drops, pfc.headroom_overflows), (0, 0), "{sched}/{cc}/{scheme}");
+            assert!(out.flow_end_ps.iter().all(|&e| e != u64::MAX), "{sched}/{cc}/{scheme}: every flow finishes");
             // Flows 0..7 are lossless: none retransmitted.
-            assert!(out.flow_retransmits[..7].iter().all(|&r| r == 0), "{sched}/{cc}: {:?}", out.flow_retransmits);
+            assert!(out.flow_retransmits[..7].iter().all(|&r| r == 0), "{sched}/{cc}/{scheme}: {:?}", out.flow_retransmits);
             let pauses: u64 = pfc.ports.iter().map(|r| r.pauses_sent).sum();
             let received: u64 = pfc.ports.iter().map(|r| r.pauses_received).sum();
-            assert!(pauses > 0 && pauses == received, "{sched}/{cc}: {pauses} sent, {received} received");
+            assert!(pauses > 0 && pauses == received, "{sched}/{cc}/{scheme}: {pauses} sent, {received} received");
             for r in &pfc.ports {
-                assert_eq!(r.pauses_received, r.resumes_received, "{sched}/{cc}: no pause outstanding at the end: {r:?}");
-                assert!(r.max_headroom_bytes <= r.headroom_limit_bytes, "{sched}/{cc}: {r:?}");
+                assert_eq!(r.pauses_received, r.resumes_received, "{sched}/{cc}/{scheme}: no pause outstanding at the end: {r:?}");
+                assert!(r.max_headroom_bytes <= r.headroom_limit_bytes, "{sched}/{cc}/{scheme}: {r:?}");
             }
         }
     }

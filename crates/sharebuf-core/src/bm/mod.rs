@@ -19,6 +19,7 @@ pub mod fb_pisa;
 pub mod fba;
 pub mod ib;
 pub mod lqd;
+pub mod reverie;
 
 use crate::engine::Time;
 use crate::packet::Packet;
@@ -54,6 +55,10 @@ pub struct BufferState {
     pub deq_bytes: Vec<u64>,
     pub port_rate_bps: Vec<u64>,
     pub sched: SchedKind,
+    /// Bytes of the pool a lossy packet may not take: the PFC headroom not in use (docs/lossless.md
+    /// §1; 0 without lossless priorities). The switch keeps it; `remaining_bytes() −
+    /// reserved_bytes` is the free shared pool S − S_used.
+    pub reserved_bytes: u64,
 }
 
 /// A queue of a switch: local port index and queue index.
@@ -77,6 +82,7 @@ impl BufferState {
             deq_bytes: vec![0; n_ports * n_queues],
             port_rate_bps,
             sched,
+            reserved_bytes: 0,
         }
     }
 
@@ -295,6 +301,30 @@ pub trait BufferManager: Send {
         None
     }
 
+    /// With lossless priorities: whether the scheme decides when a lossless (ingress port,
+    /// priority) enters headroom and when it may resume (Reverie), through the three methods
+    /// below. False (default): the switch's DT on the ingress pool (docs/lossless.md §6).
+    fn decides_ingress(&self) -> bool {
+        false
+    }
+
+    /// A lossless packet arrived by ingress (`port`, `prio`) and is counted: `in_bytes` include
+    /// it, `free_bytes` = S − S_used with it in the shared pool (0 if full). True: the ingress
+    /// queue enters headroom (a pause follows). Called at every lossless arrival, also when the
+    /// queue is already in headroom (the answer is then moot).
+    fn ingress_over(&mut self, _port: usize, _prio: u8, _in_bytes: u64, _free_bytes: u64) -> bool {
+        false
+    }
+
+    /// A lossless packet of ingress (`port`, `prio`) left the buffer; `in_bytes` after it left.
+    fn on_ingress_leave(&mut self, _port: usize, _prio: u8, _in_bytes: u64) {}
+
+    /// XON for a pausing ingress (`port`, `prio`) whose headroom is empty: may it resume, with
+    /// `in_bytes` buffered and `free_bytes` = S − S_used now?
+    fn ingress_resume(&mut self, _port: usize, _prio: u8, _in_bytes: u64, _free_bytes: u64, _xon_bytes: u64, _xon_offset_bytes: u64) -> bool {
+        false
+    }
+
     /// The scheme's own counters (name, value), summed over switches into the run's summary
     /// (`scheme_stats`). Called once, when the run's output is built.
     fn stats(&self) -> Vec<(&'static str, u64)> {
@@ -384,6 +414,7 @@ schemes! {
     Sojourn(cbm::SojournBm),
     Lqd(lqd::LongestQueueDrop),
     Credence(credence::Credence),
+    Reverie(reverie::Reverie),
 }
 
 impl From<Box<dyn BufferManager>> for Scheme {
@@ -438,6 +469,21 @@ impl BufferManager for Scheme {
     fn stats(&self) -> Vec<(&'static str, u64)> {
         with_scheme!(self, b => b.stats())
     }
+    fn decides_ingress(&self) -> bool {
+        with_scheme!(self, b => b.decides_ingress())
+    }
+    #[inline]
+    fn ingress_over(&mut self, port: usize, prio: u8, in_bytes: u64, free_bytes: u64) -> bool {
+        with_scheme!(self, b => b.ingress_over(port, prio, in_bytes, free_bytes))
+    }
+    #[inline]
+    fn on_ingress_leave(&mut self, port: usize, prio: u8, in_bytes: u64) {
+        with_scheme!(self, b => b.on_ingress_leave(port, prio, in_bytes))
+    }
+    #[inline]
+    fn ingress_resume(&mut self, port: usize, prio: u8, in_bytes: u64, free_bytes: u64, xon_bytes: u64, xon_offset_bytes: u64) -> bool {
+        with_scheme!(self, b => b.ingress_resume(port, prio, in_bytes, free_bytes, xon_bytes, xon_offset_bytes))
+    }
 }
 
 type Builder = fn(&Params, &BmContext) -> Result<Scheme, String>;
@@ -459,6 +505,7 @@ pub const SCHEMES: &[(&str, &str, Builder)] = &[
     ("bshare", "BSHARE: queuing-delay-driven buffer sharing (Algorithm 1)", bshare::build),
     ("lqd", "LQD: complete sharing; when full, push out the tail of the longest queue", lqd::build),
     ("credence", "Credence: drop-tail that follows LQD with predictions (thresholds of a virtual LQD, B/N gate)", credence::build),
+    ("reverie", "Reverie: T = alpha_q * (S - S_used) / n_p on a low-pass-filtered queue; lossless on the ingress view via PFC, lossy at egress", reverie::build),
 ];
 
 pub fn scheme_names() -> Vec<&'static str> {
