@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
+import ns3dc_ecmp  # noqa: E402
 import ns3dc_flows  # noqa: E402
 from compare import BASE_RTT_S, CLASSES, HOST_BPS, LONG_MIN, SHORT_MAX, default_ns3dc_dir  # noqa: E402
 from run_sharebuf import VARIANTS, with_keys  # noqa: E402
@@ -201,6 +202,14 @@ def cmd_sharebuf(args):
                                                 per_flow_prio=p["binary"].endswith("nprio"))
             replay = HERE / "scenarios" / "replay" / p["name"]
             ws_csv, inc_csv = ns3dc_flows.write_csvs(flows, start, seed, replay)
+            hashed = None
+            if any(VARIANTS[v][1].get("topology.ecmp_hash") == "flow" for v in args.variants.split(",")) \
+                    and p["binary"] == "abm-evaluation":   # ports derived for abm-evaluation's draws only
+                ports = ns3dc_ecmp.flow_ports(seed, p["launch_s"], load=p["load"], request=p["request"],
+                                              qrate=p["query_rate"], nprio=p["nprio"])
+                hashes = [(ns3dc_ecmp.tuple_hash(f[1], f[2], sp, dp), ns3dc_ecmp.tuple_hash(f[2], f[1], dp, sp))
+                          for f, (sp, dp) in zip(flows, ports)]
+                hashed = ns3dc_flows.write_csvs(flows, start, seed, replay, hashes=hashes)
             for alg in have:
                 for variant in args.variants.split(","):
                     prof, keys = VARIANTS[variant]
@@ -213,7 +222,11 @@ def cmd_sharebuf(args):
                         continue
                     out = HERE / "out" / "grid" / variant / p["name"] / f"{alg}-s{seed}"
                     t0 = time.time()
-                    sharebuf.run(with_keys(scenario(p, alg, seed, ws_csv, inc_csv), keys), profile=prof,
+                    csvs = hashed if keys.get("topology.ecmp_hash") == "flow" else (ws_csv, inc_csv)
+                    if csvs is None:
+                        print(f"{p['name']}: {variant} skipped (ns3dc's ports are derived for abm-evaluation only)")
+                        continue
+                    sharebuf.run(with_keys(scenario(p, alg, seed, *csvs), keys), profile=prof,
                                  quiet=True, out=out)
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy(out / "flows.parquet", dest)

@@ -120,6 +120,52 @@ def responses(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, q
     return out
 
 
+def flow_ports(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qrate=2.0, start=10.0, nprio=2):
+    """(source port, destination port) of every flow, in ``ns3dc_flows.generate``'s order
+    (abm-evaluation's draws, 2 priorities). Destination: the receiver's ``PORT_START`` counter in
+    install order. Source: the sender's ephemeral ports in application start order, 49153 first:
+    its incast applications (150 ns + ``rand_range(50, 1000)`` ms; ties in install order), then
+    its web-search flows (at their start time, from 10 s)."""
+    end = start + launch_s
+    oversub = float(servers * 10_000_000_000) / (10_000_000_000 * 2 * 4)
+    rate = load * 10_000_000_000 * servers / oversub / (8 * F.avg_cdf()) / servers
+    F.libc.srand(F.ctypes.c_uint(seed))
+    port = {i: 4444 for i in range(servers * leaves)}
+    rows = []   # (src, start key, install order, dport)
+    for leaf in range(leaves):
+        F.rand_range_int(1, nprio - 1)
+        other = (leaf + 1) % leaves
+        for tx in range(servers):
+            t = start + F.poisson_interval(rate)
+            while end > t > start:
+                rx = F.rand_range_int(0, servers)
+                size = int(F.gen_cdf())
+                while size == 0:
+                    size = int(F.gen_cdf())
+                dst = other * servers + rx
+                rows.append((leaf * servers + tx, (1, t), len(rows), port[dst]))
+                port[dst] += 1
+                t += F.poisson_interval(rate)
+        F.rand_range_int(1, nprio - 1)
+        for rq in range(servers):
+            t = start + F.poisson_interval(qrate)
+            while end > t > start:
+                for tx in range(servers):
+                    dst = leaf * servers + rq
+                    rows.append((other * servers + tx, (0, F.rand_range_int(50, 1000)), len(rows), port[dst]))
+                    port[dst] += 1
+                t += F.poisson_interval(qrate)
+    sport = [0] * len(rows)
+    by_node = {}
+    for r in rows:
+        by_node.setdefault(r[0], []).append(r)
+    for lst in by_node.values():
+        lst.sort(key=lambda r: (r[1], r[2]))
+        for k, r in enumerate(lst):
+            sport[r[2]] = 49153 + k
+    return [(sp, r[3]) for sp, r in zip(sport, rows)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--request", type=int, default=2949120)

@@ -117,22 +117,27 @@ def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qr
     return flows, start
 
 
-def write_csvs(flows, start, seed, out_dir):
-    """The two replay CSVs of one seed (websearch, incast) in out_dir; returns their paths."""
+def write_csvs(flows, start, seed, out_dir, hashes=None):
+    """The two replay CSVs of one seed (websearch, incast) in out_dir; returns their paths.
+    ``hashes``: per flow (data, reverse) ECMP hashes, written as the columns ecmp_hash,
+    ecmp_hash_reverse into websearch-s<seed>-ecmp.csv and incast-s<seed>-ecmp.csv instead."""
     import os
     os.makedirs(out_dir, exist_ok=True)
-    ws = os.path.join(out_dir, f"websearch-s{seed}.csv")
-    inc = os.path.join(out_dir, f"incast-s{seed}.csv")
+    tag = "" if hashes is None else "-ecmp"
+    ws = os.path.join(out_dir, f"websearch-s{seed}{tag}.csv")
+    inc = os.path.join(out_dir, f"incast-s{seed}{tag}.csv")
+    extra_h = "" if hashes is None else ",ecmp_hash,ecmp_hash_reverse"
     with open(ws, "w") as fw, open(inc, "w") as fi:
-        fw.write("id,src,dst,size_bytes,start_s,priority\n")
-        fi.write("id,src,dst,size_bytes,start_s,priority,query,handshake\n")
+        fw.write(f"id,src,dst,size_bytes,start_s,priority{extra_h}\n")
+        fi.write(f"id,src,dst,size_bytes,start_s,priority,query,handshake{extra_h}\n")
         nw = ni = 0
-        for k, s, d, size, t, qq, prio in flows:
+        for j, (k, s, d, size, t, qq, prio) in enumerate(flows):
+            extra = "" if hashes is None else f",{hashes[j][0]},{hashes[j][1]}"
             if k == "websearch":
-                fw.write(f"{nw},{s},{d},{size},{t - start:.9f},{prio}\n")
+                fw.write(f"{nw},{s},{d},{size},{t - start:.9f},{prio}{extra}\n")
                 nw += 1
             else:
-                fi.write(f"{ni},{s},{d},{size},{t - start:.9f},{prio},{qq},false\n")
+                fi.write(f"{ni},{s},{d},{size},{t - start:.9f},{prio},{qq},false{extra}\n")
                 ni += 1
     return ws, inc
 

@@ -68,6 +68,9 @@ VARIANTS = {
     "profile_cwrprr": ("ns3dc", {"transport.cwr_window": "recovery"}),
     # DCTCP's window cut at the echo (sharebuf's default), duplicate ACKs in CWR as ns-3
     "profile_cwrcut": ("ns3dc", {"transport.cwr_window": "cc"}),
+    # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
+    # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
+    "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),
     # the profile before both CWR settings (duplicate ACKs start recovery, DCTCP cuts at the echo)
     "profile_cwrbefore": ("ns3dc", {"transport.cwr_dupacks": "recover", "transport.cwr_window": "cc"}),
     # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,

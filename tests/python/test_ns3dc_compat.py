@@ -49,8 +49,49 @@ def test_ecmp_same_hash_leaves_spines_empty():
 
 def test_ecmp_hash_is_validated():
     sc = ns3dc_fabric("polarized")
-    with pytest.raises(ScenarioError, match=r"topology.ecmp_hash = 'polarized'.*salted.*same"):
+    with pytest.raises(ScenarioError, match=r"topology.ecmp_hash = 'polarized'.*salted.*same.*flow"):
         parse_scenario(sc)
+
+
+def flow_hash_fabric(tmp_path, rows, header="id,src,dst,size_bytes,start_s,ecmp_hash,ecmp_hash_reverse"):
+    csv = tmp_path / "flows.csv"
+    csv.write_text(header + "\n" + "\n".join(rows) + "\n")
+    sc = ns3dc_fabric("flow", servers_per_leaf=2)
+    sc["workload"] = [{"kind": "flows", "name": "one", "file": str(csv)}]
+    sc["output"] = {"buffer_sample_us": 0, "queue_sample_us": 1}
+    return sc
+
+
+def test_ecmp_flow_hashes_pick_the_uplink(tmp_path):
+    """`ecmp_hash = "flow"`: a flow's data take uplink ecmp_hash % 8 of its leaf (local port
+    servers + index, spine-major), its ACKs uplink ecmp_hash_reverse % 8 of the other leaf. Two
+    flows from leaf 0 to leaf 1 with data hashes 13 and 21 (both % 8 = 5) share leaf 0's port
+    2 + 5 = 7, the only uplink of leaf 0 that queues; their ACKs (hashes 6 and 30, % 8 = 6) can
+    queue only at leaf 1's port 8. (The engine test `sim::ecmp_flow_tests` checks every port's
+    bytes.)"""
+    sc = flow_hash_fabric(tmp_path, ["0,0,2,300000,0,13,6", "1,1,3,300000,0,21,30"])
+    out = tmp_path / "run"
+    sharebuf.run(sc, quiet=True, out=out)
+    import pandas as pd
+    q = pd.read_parquet(out / "queue_occupancy.parquet")
+    busy = q[(q.bytes > 0) & (q.port >= 2)].groupby(["switch", "port"]).bytes.max()
+    # the data path: leaf 0 port 7 -> spine 1 (switch 3) port 4 + 13 % 4 = 5 to leaf 1 (no more
+    # than the store-and-forward overlap of 3 packets there); the ACKs: leaf 1 port 8 -> spine 1 port 2
+    assert set(busy.index) <= {(0, 7), (3, 5), (1, 8), (3, 2)}, busy
+    assert (0, 7) in busy.index and busy[(0, 7)] > 100_000  # two 10G flows into one 10G uplink
+    assert busy.get((3, 5), 0) <= 3 * 1454
+
+
+def test_ecmp_flow_hash_columns_are_checked(tmp_path):
+    sc = flow_hash_fabric(tmp_path, ["0,0,2,3000,0,13,"])
+    with pytest.raises(ScenarioError, match=r"row 1 \(line 2\), column 'ecmp_hash_reverse' = '': allowed: a value when the other"):
+        sharebuf.run(sc, quiet=True)
+    sc = flow_hash_fabric(tmp_path, ["0,0,2,3000,0,13,4294967296"])
+    with pytest.raises(ScenarioError, match=r"column 'ecmp_hash_reverse' = '4294967296': allowed: empty or an integer 0..4294967295"):
+        sharebuf.run(sc, quiet=True)
+    sc = flow_hash_fabric(tmp_path, ["0,0,2,3000,0"], header="id,src,dst,size_bytes,start_s")
+    with pytest.raises(Exception, match=r"topology.ecmp_hash = 'flow': flow 0 \(workload 'one', 0 -> 2\) has no ecmp_hash"):
+        sharebuf.run(sc, quiet=True)
 
 
 # ----------------------------------------------------------------------------- 2. device FIFO

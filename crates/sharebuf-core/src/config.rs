@@ -355,6 +355,12 @@ pub struct FlowSpec {
     /// Open with a handshake (None: `[transport].handshake`); false: a pre-opened connection.
     #[serde(default)]
     pub handshake: Option<bool>,
+    /// This flow's ECMP hash of its data packets and of the packets coming back (ACKs), used
+    /// under `topology.ecmp_hash = "flow"` (None: not given).
+    #[serde(default)]
+    pub ecmp_hash: Option<u32>,
+    #[serde(default)]
+    pub ecmp_hash_reverse: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

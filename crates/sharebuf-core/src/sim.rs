@@ -23,6 +23,8 @@ use invariants::Invariants;
 
 pub struct Simulator {
     pub topo: Topology,
+    /// `ecmp_hash = "flow"`: per flow (its destination, data hash, reverse hash); else empty.
+    ecmp_given: Vec<(u32, u32, u32)>,
     cfg: TransportCfg,
     max_ps: Time,
     buffer_sample_ps: Time,
@@ -286,6 +288,18 @@ impl Simulator {
         if let Some((c, _)) = gen.cbr.iter().find(|(c, _)| bad_host(c.src) || bad_host(c.dst)) {
             return Err(format!("constant-rate flow {} -> {}: no such host; hosts are 0..{}", c.src, c.dst, topo.n_hosts - 1));
         }
+        // `ecmp_hash = "flow"`: every TCP flow carries its two hashes (flow files only).
+        let ecmp_given: Vec<(u32, u32, u32)> = if topo.ecmp_given {
+            let mut e = gen.ecmp.clone();
+            e.resize(gen.flows.len(), None);
+            if let Some(i) = e.iter().position(|x| x.is_none()) {
+                let w = &gen.names[gen.flows.workload[i] as usize];
+                return Err(format!("topology.ecmp_hash = 'flow': flow {i} (workload '{w}', {} -> {}) has no ecmp_hash / ecmp_hash_reverse; allowed: flow files giving both columns for every flow, or ecmp_hash = 'same' / 'salted'", gen.flows.src[i], gen.flows.dst[i]));
+            }
+            e.iter().enumerate().map(|(i, x)| { let (a, b) = x.unwrap(); (gen.flows.dst[i], a, b) }).collect()
+        } else {
+            Vec::new()
+        };
         // Each flow's `TcpFlow` is built when it starts (`flow_start`).
         let flows = FlowTable::new(gen.flows);
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
@@ -311,6 +325,7 @@ impl Simulator {
             nic_pending: (0..n_hosts).map(|_| VecDeque::new()).collect(),
             nic_fq,
             nic_dropped: Vec::new(),
+            ecmp_given,
             counters: Counters::default(),
             out: Vec::with_capacity(64),
             outstanding: 0,
@@ -523,7 +538,13 @@ impl Simulator {
         // SAFETY: a packet's `dst` is a host (workload generation checks every host id), and
         // the route table passed `RouteTable::check` when the switch was built (crate-private
         // since): `local` is one of the switch's ports.
-        let local = unsafe { sw.routes.choose_memo(&mut sw.ecmp_memo, flow_hash, dst, sw.ecmp_salt) };
+        let local = if self.ecmp_given.is_empty() || p.has(flags::CBR) {
+            unsafe { sw.routes.choose_memo(&mut sw.ecmp_memo, flow_hash, dst, sw.ecmp_salt) }
+        } else {
+            // ns-3 global routing: the given hash of the packet's direction, modulo the candidates.
+            let (flow_dst, h_data, h_rev) = self.ecmp_given[p.flow as usize];
+            sw.routes.choose(dst, if dst == flow_dst { h_data } else { h_rev } as u64)
+        };
         // `qr` is valid for the buffer's unchecked look-ups: `local` < n_ports, queue < n_queues.
         let mut qr = sw.qref(local, prio);
         if sw.bm_classify {
@@ -1431,4 +1452,75 @@ fn link_reverse(topo: &Topology) -> Result<Vec<u32>, String> {
         }
     }
     Ok(rev)
+}
+
+#[cfg(test)]
+mod ecmp_flow_tests {
+    use super::*;
+
+    /// Wire bytes each port of switch `s` sent, in local port order.
+    fn tx(sim: &Simulator, s: usize) -> Vec<u64> {
+        sim.switches[s].ports.iter().map(|&g| sim.ports[g as usize].tx_bytes).collect()
+    }
+
+    /// `topology.ecmp_hash = "flow"`: one flow, host 0 (leaf 0) -> host 2 (leaf 1), on 2 leaves x 2
+    /// servers, 2 spines x 4 links (8 uplinks per leaf, spine-major: local ports 2..9), data hash 13,
+    /// reverse hash 6. By hand: data 13 % 8 = 5 -> leaf 0's port 2 + 5 = 7 (spine 1, link 1), then
+    /// at spine 1 link 13 % 4 = 1 to leaf 1; ACKs 6 % 8 = 6 -> leaf 1's port 8 (spine 1, link 2),
+    /// then link 6 % 4 = 2 to leaf 0. No other fabric port sends a byte.
+    #[test]
+    fn flow_hashes_pick_the_links_by_hand() {
+        let v = serde_json::json!({
+            "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
+            "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "servers_per_leaf": 2, "links_per_leaf_spine": 4,
+                         "host_link_bps": 10_000_000_000u64, "fabric_link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000, "ecmp_hash": "flow"},
+            "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "cs", "params": {}}},
+            "transport": {"cc": "dctcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 10, "min_rto_ps": 1_000_000_000u64,
+                          "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
+                          "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
+            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 5000, "start_ps": 0, "priority": 0,
+                                                                      "ecmp_hash": 13, "ecmp_hash_reverse": 6}]}],
+            "output": {}
+        });
+        let spec: SimSpec = serde_json::from_value(v).unwrap();
+        let mut sim = Simulator::new(&spec).unwrap();
+        let out = sim.run(&mut |_, _| true);
+        assert!(out.flow_end_ps[0] != u64::MAX, "the flow finishes");
+        let data = 5 * 1050u64;
+        let acks = 5 * 50u64;
+        let (l0, l1) = (tx(&sim, 0), tx(&sim, 1));
+        let mut want0 = vec![0u64; 10];
+        want0[2 + 5] = data;
+        want0[0] = acks; // ACKs down to host 0
+        let mut want1 = vec![0u64; 10];
+        want1[2 + 6] = acks;
+        want1[0] = data; // data down to host 2 (leaf 1's first server)
+        assert_eq!(l0, want0, "leaf 0");
+        assert_eq!(l1, want1, "leaf 1");
+        // Spine 1 (switch 3): 4 links to leaf 0, then 4 to leaf 1.
+        let mut want_s1 = vec![0u64; 8];
+        want_s1[4 + 1] = data;
+        want_s1[2] = acks;
+        assert_eq!(tx(&sim, 3), want_s1, "spine 1");
+        assert_eq!(tx(&sim, 2), vec![0u64; 8], "spine 0 unused");
+    }
+
+    /// Without the columns the mode refuses the run, naming the flow and what is allowed.
+    #[test]
+    fn flow_mode_without_hashes_is_an_error() {
+        let v = serde_json::json!({
+            "seed": 1, "max_ps": 1_000_000_000u64, "arrivals_until_ps": 1_000_000_000u64,
+            "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 2,
+                         "host_link_bps": 10_000_000_000u64, "fabric_link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000, "ecmp_hash": "flow"},
+            "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "cs", "params": {}}},
+            "transport": {"cc": "dctcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 10, "min_rto_ps": 1_000_000_000u64,
+                          "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
+                          "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
+            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": 5000, "start_ps": 0, "priority": 0}]}],
+            "output": {}
+        });
+        let spec: SimSpec = serde_json::from_value(v).unwrap();
+        let e = Simulator::new(&spec).err().expect("refused");
+        assert!(e.contains("topology.ecmp_hash = 'flow': flow 0 (workload 'one', 0 -> 2) has no ecmp_hash"), "{e}");
+    }
 }

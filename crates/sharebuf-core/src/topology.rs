@@ -151,6 +151,9 @@ pub struct Topology {
     pub switch_names: Vec<String>,
     /// One ECMP hash at every switch (`ecmp_hash = "same"`), else salted per switch.
     pub ecmp_same: bool,
+    /// `ecmp_hash = "flow"`: each flow's packets take the flow file's hash (data or reverse),
+    /// modulo the candidates, at every switch (constant-rate flows: the "same" hash).
+    pub ecmp_given: bool,
 }
 
 impl Topology {
@@ -161,7 +164,7 @@ impl Topology {
                     return Err("topology: leaves, spines, servers_per_leaf and links_per_leaf_spine must be >= 1".into());
                 }
                 let mut t = leaf_spine(leaves, spines, servers_per_leaf, links_per_leaf_spine, host_link_bps, fabric_link_bps, link_delay_ps);
-                t.ecmp_same = parse_ecmp_hash(ecmp_hash)?;
+                (t.ecmp_same, t.ecmp_given) = parse_ecmp_hash(ecmp_hash)?;
                 Ok(t)
             }
             TopologySpec::Star { hosts, link_bps, link_delay_ps } => {
@@ -182,7 +185,7 @@ impl Topology {
                 }
                 let tiers = [(host_link_bps, host_link_delay_ps), (edge_agg_link_bps, edge_agg_link_delay_ps), (agg_core_link_bps, agg_core_link_delay_ps)];
                 let mut t = fat_tree(k, hosts_per_edge, tiers.map(|(rate_bps, delay_ps)| Hop { rate_bps, delay_ps }));
-                t.ecmp_same = parse_ecmp_hash(ecmp_hash)?;
+                (t.ecmp_same, t.ecmp_given) = parse_ecmp_hash(ecmp_hash)?;
                 Ok(t)
             }
         }
@@ -241,11 +244,12 @@ impl Topology {
     }
 }
 
-fn parse_ecmp_hash(s: &str) -> Result<bool, String> {
+fn parse_ecmp_hash(s: &str) -> Result<(bool, bool), String> {
     match s {
-        "salted" => Ok(false),
-        "same" => Ok(true),
-        s => Err(format!("topology.ecmp_hash = '{s}': allowed: salted, same")),
+        "salted" => Ok((false, false)),
+        "same" => Ok((true, false)),
+        "flow" => Ok((true, true)),
+        s => Err(format!("topology.ecmp_hash = '{s}': allowed: salted, same, flow")),
     }
 }
 
@@ -296,6 +300,7 @@ pub fn star(hosts: u32, link_bps: u64, delay: u64) -> Topology {
         leaf_uplink_bps: 0,
         switch_names: vec!["switch0".into()],
         ecmp_same: false,
+        ecmp_given: false,
     }
 }
 
@@ -377,6 +382,7 @@ pub fn leaf_spine(leaves: u32, spines: u32, spl: u32, links: u32, host_bps: u64,
         leaf_uplink_bps: spines as u64 * links as u64 * fabric_bps,
         switch_names: names,
         ecmp_same: false,
+        ecmp_given: false,
     }
 }
 
@@ -473,6 +479,7 @@ pub fn fat_tree(k: u32, hpe: u32, tiers: [Hop; 3]) -> Topology {
         leaf_uplink_bps: half as u64 * ea.rate_bps,
         switch_names: names,
         ecmp_same: false,
+        ecmp_given: false,
     }
 }
 

@@ -110,7 +110,8 @@ def cdf_mean_bytes(pts: List[tuple]) -> float:
 
 
 #: Columns of a flow-list file; the first five are required (``id`` optional: if given, unique).
-FLOW_COLUMNS = ("id", "src", "dst", "size_bytes", "start_s", "priority", "query", "handshake")
+FLOW_COLUMNS = ("id", "src", "dst", "size_bytes", "start_s", "priority", "query", "handshake", "ecmp_hash",
+                "ecmp_hash_reverse")
 _FLOW_REQUIRED = ("src", "dst", "size_bytes", "start_s")
 _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
@@ -227,6 +228,16 @@ def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
                 hs = _BOOLS[str(hs).strip().lower()]
             else:
                 raise _Cell("true, false, 1, 0 or empty")
+            ecmp = None
+            if "ecmp_hash" in columns or "ecmp_hash_reverse" in columns:
+                col = "ecmp_hash"
+                h = None if _empty(r.get("ecmp_hash")) else _int_cell(r["ecmp_hash"], "empty or an integer 0..4294967295", 0, 2**32 - 1)
+                col = "ecmp_hash_reverse"
+                hr = None if _empty(r.get("ecmp_hash_reverse")) else _int_cell(r["ecmp_hash_reverse"], "empty or an integer 0..4294967295", 0, 2**32 - 1)
+                if (h is None) != (hr is None):
+                    col = "ecmp_hash" if h is None else "ecmp_hash_reverse"
+                    raise _Cell("a value when the other of ecmp_hash / ecmp_hash_reverse has one (both or neither)")
+                ecmp = None if h is None else (h, hr)
             if "id" in columns:
                 col = "id"
                 fid = _int_cell(r["id"], "an integer flow id, unique in the file")
@@ -236,5 +247,5 @@ def read_flow_file(ref: str, base: Path, key: str) -> List[dict]:
         except _Cell as e:
             raise ScenarioError(f"{where}: {at}, column '{col}' = {show_value(r.get(col))}: allowed: {e}") from None
         out.append(dict(src=src, dst=dst, size_bytes=size, start_s=start, priority=prio,
-                        query=None if q is None or q < 0 else q, handshake=hs, where=f"{where}: {at}"))
+                        query=None if q is None or q < 0 else q, handshake=hs, ecmp=ecmp, where=f"{where}: {at}"))
     return out

@@ -20,8 +20,10 @@ class LeafSpine(Section):
     fabric_link_gbps: Optional[PosFloat] = None
     link_delay_us: NonNegFloat = 10.0
     #: "salted": an independent ECMP hash at every switch; "same": one hash at every switch
-    #: (ns-3 global routing, the ABM authors' simulator: hash polarization).
-    ecmp_hash: Literal["salted", "same"] = "salted"
+    #: (ns-3 global routing, the ABM authors' simulator: hash polarization); "flow": each flow's
+    #: own hashes from its flow file (columns ecmp_hash, ecmp_hash_reverse), modulo the
+    #: candidates at every switch, as ns-3 with its 5-tuple hash precomputed.
+    ecmp_hash: Literal["salted", "same", "flow"] = "salted"
 
     def fabric_gbps(self) -> float:
         if self.fabric_link_gbps is not None:
@@ -50,7 +52,7 @@ class Star(Section):
         return self.hosts
 
     #: Accepted for profiles; a star has one path, so it has no effect.
-    ecmp_hash: Literal["salted", "same"] = "salted"
+    ecmp_hash: Literal["salted", "same", "flow"] = "salted"
 
     @property
     def host_link_gbps(self) -> float:
@@ -82,7 +84,7 @@ class FatTree(Section):
     link_delay_us: NonNegFloat = 10.0
     edge_agg_link_delay_us: Optional[NonNegFloat] = None
     agg_core_link_delay_us: Optional[NonNegFloat] = None
-    ecmp_hash: Literal["salted", "same"] = "salted"
+    ecmp_hash: Literal["salted", "same", "flow"] = "salted"
 
     @property
     def hpe(self) -> int:

@@ -113,6 +113,8 @@ def flow_list(key: str, name: str, w: FlowsWorkload, sc: Scenario, base: Path, c
             flows[-1]["handshake"] = hs
         if r["query"] is not None:
             flows[-1]["query"] = r["query"]
+        if r.get("ecmp") is not None:
+            flows[-1]["ecmp_hash"], flows[-1]["ecmp_hash_reverse"] = r["ecmp"]
     return dict(kind="flows", name=name, flows=flows, cc=cc)
 
 

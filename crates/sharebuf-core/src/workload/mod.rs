@@ -86,6 +86,8 @@ pub struct Generated {
     pub queries: Vec<QueryDesc>,
     pub cbr: Vec<(crate::config::CbrSpec, u16)>,
     pub names: Vec<String>,
+    /// Per flow (row of `flows`), the flow file's ECMP hashes (data, reverse), if given.
+    pub ecmp: Vec<Option<(u32, u32)>>,
 }
 
 /// A seed for stream `index` of the scenario seed (SplitMix64 mix of both).
@@ -160,6 +162,12 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
                         }
                     };
                     g.flows.push(FlowDesc { src: f.src, dst: f.dst, size_bytes: f.size_bytes, start_ps: f.start_ps, priority: f.priority, workload: wi, query, handshake: f.handshake.unwrap_or(default_handshake) });
+                    g.ecmp.resize(g.flows.len() - 1, None);
+                    g.ecmp.push(match (f.ecmp_hash, f.ecmp_hash_reverse) {
+                        (Some(a), Some(b)) => Some((a, b)),
+                        (None, None) => None,
+                        _ => return Err(format!("workload {i} ({name}) flow {k}: ecmp_hash and ecmp_hash_reverse go together; give both or neither")),
+                    });
                 }
             }
             WorkloadSpec::Cbr { name, flows } => {
