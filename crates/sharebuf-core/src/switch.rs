@@ -310,6 +310,36 @@ pub struct Switch {
     pub pick_kind: PickKind,
     /// Lossless priorities and PFC (None: all lossy, today's behaviour).
     pub pfc: Option<Box<crate::pfc::PfcSwitch>>,
+    /// ECN marking at dequeue on a RED ramp (`[switch] red_*`; None: off).
+    pub red: Option<Box<RedMarker>>,
+}
+
+/// ECN marking at dequeue, as the reference's switch (docs/lossless.md §3, `SwitchMmu::ShouldSendCN`
+/// called from `SwitchNotifyDequeue`): on the packet's egress queue bytes just after it left,
+/// `q > kmax` marks, `kmin < q ≤ kmax` marks with probability `pmax · (q − kmin)/(kmax − kmin)`
+/// (one uniform draw from the switch's own stream), else no mark. Only ECN-capable packets are
+/// marked (the reference marks every non-control packet; its RDMA packets are all ECN-capable).
+pub struct RedMarker {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+    pub rng: rand_xoshiro::Xoshiro256PlusPlus,
+}
+
+impl RedMarker {
+    /// Whether a packet leaving a queue of `q` bytes (after it left) is marked.
+    #[inline]
+    pub fn mark(&mut self, q: u64) -> bool {
+        use rand::Rng;
+        if q > self.kmax_bytes {
+            return true;
+        }
+        if q > self.kmin_bytes {
+            let p = self.pmax * (q - self.kmin_bytes) as f64 / (self.kmax_bytes - self.kmin_bytes) as f64;
+            return self.rng.gen::<f64>() < p;
+        }
+        false
+    }
 }
 
 /// Wire bytes not counted by `buffer_accounting = "ip_payload"`: ns-3's point-to-point
