@@ -142,3 +142,112 @@ impl TcpFlow {
         Packet { seq: self.rcv_nxt, ts_ps: echo_ts, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: cfg.header_bytes as u32, payload_bytes: 0, dst: self.src, prio: self.prio, flags: f, hops: 0, sack_lo: if nack { NACK } else { 0 }, sack_hi: 0 }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{cfg, Harness};
+    use super::*;
+    use crate::cc;
+    use crate::engine::PS_PER_US;
+
+    const US: Time = PS_PER_US;
+
+    /// A RoCE flow of `n` packets of 1 000 B (no headers) at 8 Gbps (1 µs per packet on the
+    /// wire and at the pacing rate), `one_way` each way; `drop` discards data packets.
+    fn run(n: u64, one_way: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool>) -> Harness<'static> {
+        let mut c = cfg(1000, false);
+        c.roce = true;
+        let dcqcn = cc::build("dcqcn", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::with_line_rate(n * 1000, c, dcqcn, one_way, US, 0, drop, 8_000_000_000);
+        h.run_until(10_000 * US);
+        h
+    }
+
+    /// No loss: packet k leaves at k µs (paced back to back at line rate) and arrives at
+    /// k + 1 + one_way; the flow ends when the last arrives, one ACK per packet, no NACK.
+    #[test]
+    fn lossless_flow_is_paced_at_line_rate() {
+        let h = run(50, 10_250_000, Box::new(|_, _| false));
+        assert_eq!(h.f.end_ps, Some(49 * US + US + 10_250_000));
+        assert_eq!(h.sent.len(), 50);
+        assert!(h.sent.iter().enumerate().all(|(k, &(t, seq, rtx))| t == k as Time * US && seq == k as u64 * 1000 && !rtx));
+        assert_eq!(h.acks.len(), 50);
+        assert!(h.acks.iter().all(|a| !is_nack(a) && a.prio == h.f.prio));
+        assert_eq!(h.f.retransmits, 0);
+    }
+
+    /// One drop, by hand (1 µs per packet, one way 10.25 µs, 50 packets): packet 5 (sent at
+    /// 5 µs) is lost; packet 6 arrives at 6 + 1 + 10.25 = 17.25 µs, out of order: one NACK for
+    /// 5 000, at the sender at 27.5 µs, when it has sent packets 0..27 (27 at 27 µs; the next
+    /// send is booked at 28 µs). Packets 7..27 arrive out of order within 500 µs of the NACK
+    /// for the same expected sequence: no further NACK, no ACK. The sender goes back to 5 000:
+    /// packets 5..49 leave at 28..72 µs, the last arrives at 72 + 1 + 10.25 = 83.25 µs. Without
+    /// the loss the flow ends at 49 + 11.25 = 60.25 µs: the FCT grows by 23 µs, the time of the
+    /// 23 packets 5..27 sent twice (23 retransmissions; 28..49 leave once, after the rewind).
+    #[test]
+    fn one_drop_gives_one_nack_and_a_go_back_n_resend() {
+        let mut dropped = false;
+        let h = run(
+            50,
+            10_250_000,
+            Box::new(move |p, _| {
+                if p.seq == 5000 && !dropped {
+                    dropped = true;
+                    return true;
+                }
+                false
+            }),
+        );
+        let nacks: Vec<&Packet> = h.acks.iter().filter(|a| is_nack(a)).collect();
+        assert_eq!(nacks.len(), 1, "exactly one NACK");
+        assert_eq!(nacks[0].seq, 5000);
+        assert_eq!(h.f.end_ps, Some(83 * US + 250_000), "FCT 83.25 µs = 60.25 + 23");
+        // Sends: 0..27 at 0..27 µs, then 5..49 at 28..72 µs.
+        let want: Vec<(Time, u64, bool)> = (0..28u64).map(|k| (k * US, k * 1000, false)).chain((5..50u64).map(|k| ((23 + k) * US, k * 1000, k < 28))).collect();
+        assert_eq!(h.sent, want);
+        assert_eq!(h.f.retransmits, 23);
+        // One ACK per in-order packet: 0..4 first, then 5..49 after the resend.
+        assert_eq!(h.acks.len(), 1 + 50);
+    }
+
+    /// A lost last packet has nothing after it to provoke a NACK and no timer: the flow never
+    /// finishes (the reference's behaviour on a lossless fabric).
+    #[test]
+    fn a_lost_tail_is_never_recovered() {
+        let h = run(10, 10 * US, Box::new(|p, _| p.seq == 9000));
+        assert_eq!(h.f.end_ps, None);
+        assert_eq!(h.f.rcv_nxt, 9000);
+        assert!(!h.f.rto.armed() && !h.f.pace.armed());
+        assert_eq!(h.acks.iter().filter(|a| is_nack(a)).count(), 0);
+    }
+
+    /// A NACK for the same hole again only after the suppression interval. By hand, with a
+    /// 20 µs interval and packet 5 lost twice (the first and the resent copy): NACK 1 at
+    /// 17.25 µs (packet 6); packet 26 arrives at 37.25 µs, 20 µs later: NACK 2 (27 at 38.25 µs is
+    /// suppressed). The sender rewinds at 27.5 µs (resends 5, 6, … from 28 µs; 5 is lost again)
+    /// and at 47.5 µs (5 again at 48 µs). Resent packet k (sent at 23 + k µs) arrives at
+    /// 34.25 + k µs, out of order: packet 23 at 57.25 µs, 20 µs after NACK 2, gives NACK 3. The
+    /// third copy of 5 arrives at 59.25 µs in order; from then on everything is in order or a
+    /// duplicate (discarded silently): three NACKs, all for 5 000, and the flow finishes.
+    #[test]
+    fn nack_suppression_interval() {
+        let mut n5 = 0;
+        let mut c = cfg(1000, false);
+        c.roce = true;
+        c.nack_interval_ps = 20 * US;
+        let dcqcn = cc::build("dcqcn", &serde_json::Map::new()).unwrap();
+        let drop = Box::new(move |p: &Packet, _| {
+            if p.seq == 5000 && n5 < 2 {
+                n5 += 1;
+                return true;
+            }
+            false
+        });
+        let mut h = Harness::with_line_rate(50_000, c, dcqcn, 10_250_000, US, 0, drop, 8_000_000_000);
+        h.run_until(10_000 * US);
+        let nacks: Vec<&Packet> = h.acks.iter().filter(|a| is_nack(a)).collect();
+        assert_eq!(nacks.len(), 3, "NACKs: {:?}", nacks.iter().map(|p| p.seq).collect::<Vec<_>>());
+        assert!(nacks.iter().all(|p| p.seq == 5000));
+        assert!(h.f.end_ps.is_some());
+    }
+}
