@@ -451,3 +451,27 @@ mod tests {
         assert!((ratio - 2.0).abs() < 0.1, "DRR byte ratio {ratio}");
     }
 }
+
+#[cfg(test)]
+mod red_tests {
+    use super::RedMarker;
+    use rand::SeedableRng;
+
+    /// The ramp by hand (kmin 10 000 B, kmax 20 000 B, pmax 0.2): no mark at or below kmin, always
+    /// above kmax, and in between with probability 0.2·(q − kmin)/(kmax − kmin): 0.1 at 15 000 B,
+    /// 0.2 at 20 000 B (kmax itself is on the ramp). 100 000 draws each: within 4σ (σ ≤ 0.0013).
+    #[test]
+    fn red_ramp_marks_with_the_hand_probabilities() {
+        let mut r = RedMarker { kmin_bytes: 10_000, kmax_bytes: 20_000, pmax: 0.2, rng: rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7) };
+        let n = 100_000;
+        let frac = |r: &mut RedMarker, q: u64| (0..n).filter(|_| r.mark(q)).count() as f64 / n as f64;
+        assert_eq!(frac(&mut r, 0), 0.0);
+        assert_eq!(frac(&mut r, 10_000), 0.0);
+        assert_eq!(frac(&mut r, 20_001), 1.0);
+        for (q, p) in [(15_000u64, 0.1f64), (20_000, 0.2), (12_500, 0.05)] {
+            let f = frac(&mut r, q);
+            let sigma = (p * (1.0 - p) / n as f64).sqrt();
+            assert!((f - p).abs() < 4.0 * sigma, "q = {q}: {f} vs {p}");
+        }
+    }
+}

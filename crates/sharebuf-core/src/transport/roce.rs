@@ -250,4 +250,32 @@ mod tests {
         assert!(nacks.iter().all(|p| p.seq == 5000));
         assert!(h.f.end_ps.is_some());
     }
+
+    /// DCQCN read at send time, against its formula (docs/lossless.md §3, the reference's
+    /// parameters): 100 packets of 1 000 B at 8 Gbps (1 µs each), one way 10 µs, only packet 3
+    /// CE-marked. Its ACK carries the CNP flag and reaches the sender at t0 = 3 + 1 + 10 + 10 =
+    /// 24 µs: α := 1 and the rate stays 8 Gbps (rate_on_first_cnp = 1); α decays at 25, 26, 27,
+    /// 28 µs with no further CNP: α = (255/256)⁴; the decrease check at t0 + 4.001 µs sets
+    /// R = 8 Gbps · (1 − α/2). Packet 28 leaves at 28 µs, before it: the next is booked at line
+    /// rate, 29 µs; from packet 29 on the gap is 1 000 B / R (rounded up to the picosecond).
+    #[test]
+    fn first_dcqcn_decrease_paces_the_next_packets_at_the_formula_rate() {
+        let mut c = cfg(1000, false);
+        c.roce = true;
+        let dcqcn = cc::build("dcqcn", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::with_line_rate(100_000, c, dcqcn, 10 * US, US, 0, Box::new(|_, _| false), 8_000_000_000);
+        h.ce_mark = Some(Box::new(|p: &Packet| p.seq == 3000));
+        h.run_until(10_000 * US);
+        assert_eq!(h.acks.iter().filter(|a| a.has(flags::ECE)).count(), 1, "one CNP");
+        let alpha = (255.0f64 / 256.0).powi(4);
+        let r = 8e9 * (1.0 - alpha / 2.0);
+        assert!((r - 4.062134e9).abs() < 1e3, "{r}");
+        let gap = tx_time_ps(1000, r as u64);
+        for (k, &(t, seq, rtx)) in h.sent.iter().enumerate() {
+            let k = k as u64;
+            let want = if k <= 29 { k * US } else { 29 * US + (k - 29) * gap };
+            assert_eq!((t, seq, rtx), (want, k * 1000, false), "packet {k}");
+        }
+        assert_eq!(h.sent.len(), 100);
+    }
 }

@@ -925,7 +925,7 @@ pub(crate) mod tests {
         out: Vec<Packet>,
         drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>,
         /// Marks a data packet CE when it returns true (none: no marking).
-        ce_mark: Option<Box<dyn FnMut(&Packet) -> bool + 'd>>,
+        pub ce_mark: Option<Box<dyn FnMut(&Packet) -> bool + 'd>>,
         /// (time, cwnd, ssthresh) after every event.
         pub trace: Vec<(Time, u64, u64)>,
         /// Data packets sent: (time, seq, retransmission).
