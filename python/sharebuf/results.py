@@ -223,6 +223,8 @@ class Results:
         self.summary = self._summary(raw, seed, f, done, slowdown, slowdown_paper, wl, qdone, qe - qs, b, sw_names)
         if raw.get("scheme_stats"):  # the scheme's own counters (credence), summed over switches
             self.summary["scheme_stats"] = {k: int(v) for k, v in raw["scheme_stats"]}
+        if raw.get("roce") is not None:  # transport.kind = "roce": NACKs and CNPs that reached the senders
+            self.summary["roce"] = {"nacks": int(raw["roce"]["nacks"]), "cnps": int(raw["roce"]["cnps"])}
         if raw.get("pfc") is not None:  # lossless priorities (docs/lossless.md): PFC per port
             self.summary["pfc"] = _pfc_summary(raw["pfc"], raw.get("switch_names") or [], int(raw["stats"].get("n_hosts", 0) or 0))
 

@@ -75,6 +75,10 @@ CASES.update({
     "small-dt-fixed_window": _small("dt", "fixed_window", **{"transport.cc_params": {"window_packets": 20}}),
     # DCQCN (docs/lossless.md §3) on the lossy default: a CNP per ECN-echoing ACK.
     "small-dt-dcqcn": _small("dt", "dcqcn"),
+    # The RoCE transport (docs/transports/roce.md) with DCQCN on a lossless priority under PFC,
+    # marked at dequeue on a RED ramp.
+    "small-dt-roce-dcqcn": _small("dt", "dcqcn", **{"transport.kind": "roce", "transport.handshake": False, "switch.lossless_priorities": [1],
+                                                  "switch.ecn_k_bytes": [], "switch.red_kmin_bytes": 20_000, "switch.red_kmax_bytes": 80_000, "switch.red_pmax": 0.2}),
     "small-fb_pisa-newreno-sync": _small("fb_pisa", "newreno", **{"switch.bm.sync_period_us": 20, "switch.bm.alpha_levels": [0.5, 1, 2, 4, 8, 16]}),
 })
 CASES["star-cbr-contract"] = {"scenario": "examples/contract-star-cbr.toml", "sets": {}}

@@ -100,6 +100,20 @@ pub struct SwitchSpec {
     /// Lossless priorities and PFC (docs/lossless.md); None: every priority is lossy.
     #[serde(default)]
     pub pfc: Option<PfcSpec>,
+    /// ECN marking at dequeue on a RED-like ramp of the egress queue (None: off).
+    #[serde(default)]
+    pub red: Option<RedSpec>,
+}
+
+/// `[switch] red_*`: ECN marking of ECN-capable packets at dequeue, on the queue's bytes just
+/// after the packet left (docs/lossless.md §3): above `kmax_bytes` always, above `kmin_bytes`
+/// with probability `pmax · (q − kmin) / (kmax − kmin)`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
 }
 
 /// `[switch]`'s lossless keys as the engine receives them.
@@ -180,6 +194,13 @@ impl Default for HostSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportSpec {
+    /// "tcp" (the reliable byte stream every congestion control plugs into) or "roce" (the
+    /// rate-based go-back-N RDMA sender of docs/lossless.md §3, `transport/roce.rs`).
+    #[serde(default = "tcp_kind")]
+    pub kind: String,
+    /// RoCE receiver: at most one NACK per this interval for the same expected sequence.
+    #[serde(default = "default_nack_interval")]
+    pub nack_interval_ps: u64,
     pub cc: String,
     #[serde(default)]
     pub cc_params: serde_json::Map<String, serde_json::Value>,
@@ -240,6 +261,14 @@ pub struct TransportSpec {
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
     pub pacing_size: String,
+}
+
+fn tcp_kind() -> String {
+    "tcp".into()
+}
+
+fn default_nack_interval() -> u64 {
+    500_000_000
 }
 
 fn rto() -> String {

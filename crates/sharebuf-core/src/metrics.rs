@@ -73,6 +73,9 @@ pub struct Counters {
     /// on the wire), each maximised on its own.
     pub nic_peak_pkts: u64,
     pub nic_peak_bytes: u64,
+    /// RoCE transport: NACKs and CNPs (ACKs or NACKs with the CNP flag) that reached senders.
+    pub roce_nacks: u64,
+    pub roce_cnps: u64,
 }
 
 /// PFC counters of one port (docs/lossless.md §6 "Outputs"): as the sender of frames (a
@@ -118,6 +121,8 @@ pub struct QueueSample {
 /// Everything a run produces.
 #[derive(Clone, Debug, Default)]
 pub struct RunOutput {
+    /// The run's transport is RoCE (`counters.roce_*` are reported).
+    pub roce: bool,
     // flows (TCP)
     pub flow_src: Vec<u32>,
     pub flow_dst: Vec<u32>,

@@ -105,6 +105,9 @@ impl Simulator {
         let mut workload_cc = Vec::with_capacity(spec.workloads.len());
         for (i, w) in spec.workloads.iter().enumerate() {
             match w.cc() {
+                Some(o) if cfg.roce && !crate::transport::ROCE_CCS.contains(&o.name.as_str()) => {
+                    return Err(format!("workload[{i}].cc = '{}': not allowed with transport.kind = 'roce'; allowed: {}", o.name, crate::transport::ROCE_CCS.join(", ")));
+                }
                 Some(o) => {
                     cc_protos.push(cc::build(&o.name, &o.params).map_err(|e| e.replace("transport.cc", &format!("workload[{i}].cc")))?);
                     workload_cc.push(cc_protos.len() - 1);
@@ -129,6 +132,17 @@ impl Simulator {
             }
             s => return Err(format!("switch.scheduler = '{s}': allowed: sp, rr, drr")),
         };
+        if let Some(r) = &sw.red {
+            if !(r.pmax > 0.0 && r.pmax <= 1.0) {
+                return Err(format!("switch.red_pmax = {}: must lie in (0, 1]", r.pmax));
+            }
+            if r.kmin_bytes > r.kmax_bytes {
+                return Err(format!("switch.red_kmin_bytes = {} above switch.red_kmax_bytes = {}: need kmin <= kmax", r.kmin_bytes, r.kmax_bytes));
+            }
+            if !sw.ecn_k_bytes.is_empty() {
+                return Err("switch.red_kmin_bytes with switch.ecn_k_bytes: choose one ECN marking (red_* at dequeue, or ecn_k_bytes at enqueue)".into());
+            }
+        }
         let ecn_k: Vec<u64> = match sw.ecn_k_bytes.len() {
             0 => vec![u64::MAX; nq],
             1 => vec![sw.ecn_k_bytes[0]; nq],
@@ -235,6 +249,10 @@ impl Simulator {
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
                 peak_occupancy_bytes: 0,
                 pick_kind: PickKind::of(&sched, nq),
+                red: sw.red.as_ref().map(|r| {
+                    use rand::SeedableRng;
+                    Box::new(crate::switch::RedMarker { kmin_bytes: r.kmin_bytes, kmax_bytes: r.kmax_bytes, pmax: r.pmax, rng: rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(workload::stream_seed(spec.seed, 2_000_000 + s as u64)) })
+                }),
                 pfc: match &sw.pfc {
                     None => None,
                     Some(pf) => {
@@ -873,6 +891,15 @@ impl Simulator {
                 return false;
             }
         }
+        if let Some(red) = sw.red.as_mut() {
+            // Dequeue marking on the queue just after the packet left (docs/lossless.md §3).
+            let q = sw.buf.qbytes_of(qr);
+            let pk = self.pool.get_mut(id);
+            if pk.has(flags::ECT) && red.mark(q) {
+                pk.flags |= flags::CE;
+                self.counters.ecn_marks += 1;
+            }
+        }
         if is_data {
             stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port, now);
         }
@@ -1131,6 +1158,10 @@ impl Simulator {
             }
             self.emit(h, int.as_ref());
         } else {
+            if self.cfg.roce {
+                self.counters.roce_nacks += crate::transport::roce::is_nack(p) as u64;
+                self.counters.roce_cnps += p.has(flags::ECE) as u64;
+            }
             f.on_ack(p, int.as_ref(), now, &self.cfg, &mut self.out);
             self.emit(h, None);
         }
@@ -1341,6 +1372,7 @@ impl Simulator {
             o.pfc = Some(self.pfc_output());
         }
         o.counters = self.counters.clone();
+        o.roce = self.cfg.roce;
         o.events = self.ev.processed();
         o.events_by_kind = self.events_by_kind;
         // `run` does not count Arrive events one by one: they are every other event popped.

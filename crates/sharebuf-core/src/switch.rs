@@ -310,6 +310,36 @@ pub struct Switch {
     pub pick_kind: PickKind,
     /// Lossless priorities and PFC (None: all lossy, today's behaviour).
     pub pfc: Option<Box<crate::pfc::PfcSwitch>>,
+    /// ECN marking at dequeue on a RED ramp (`[switch] red_*`; None: off).
+    pub red: Option<Box<RedMarker>>,
+}
+
+/// ECN marking at dequeue, as the reference's switch (docs/lossless.md §3, `SwitchMmu::ShouldSendCN`
+/// called from `SwitchNotifyDequeue`): on the packet's egress queue bytes just after it left,
+/// `q > kmax` marks, `kmin < q ≤ kmax` marks with probability `pmax · (q − kmin)/(kmax − kmin)`
+/// (one uniform draw from the switch's own stream), else no mark. Only ECN-capable packets are
+/// marked (the reference marks every non-control packet; its RDMA packets are all ECN-capable).
+pub struct RedMarker {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+    pub rng: rand_xoshiro::Xoshiro256PlusPlus,
+}
+
+impl RedMarker {
+    /// Whether a packet leaving a queue of `q` bytes (after it left) is marked.
+    #[inline]
+    pub fn mark(&mut self, q: u64) -> bool {
+        use rand::Rng;
+        if q > self.kmax_bytes {
+            return true;
+        }
+        if q > self.kmin_bytes {
+            let p = self.pmax * (q - self.kmin_bytes) as f64 / (self.kmax_bytes - self.kmin_bytes) as f64;
+            return self.rng.gen::<f64>() < p;
+        }
+        false
+    }
 }
 
 /// Wire bytes not counted by `buffer_accounting = "ip_payload"`: ns-3's point-to-point
@@ -419,5 +449,29 @@ mod tests {
         }
         let ratio = b1 as f64 / b0 as f64;
         assert!((ratio - 2.0).abs() < 0.1, "DRR byte ratio {ratio}");
+    }
+}
+
+#[cfg(test)]
+mod red_tests {
+    use super::RedMarker;
+    use rand::SeedableRng;
+
+    /// The ramp by hand (kmin 10 000 B, kmax 20 000 B, pmax 0.2): no mark at or below kmin, always
+    /// above kmax, and in between with probability 0.2·(q − kmin)/(kmax − kmin): 0.1 at 15 000 B,
+    /// 0.2 at 20 000 B (kmax itself is on the ramp). 100 000 draws each: within 4σ (σ ≤ 0.0013).
+    #[test]
+    fn red_ramp_marks_with_the_hand_probabilities() {
+        let mut r = RedMarker { kmin_bytes: 10_000, kmax_bytes: 20_000, pmax: 0.2, rng: rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7) };
+        let n = 100_000;
+        let frac = |r: &mut RedMarker, q: u64| (0..n).filter(|_| r.mark(q)).count() as f64 / n as f64;
+        assert_eq!(frac(&mut r, 0), 0.0);
+        assert_eq!(frac(&mut r, 10_000), 0.0);
+        assert_eq!(frac(&mut r, 20_001), 1.0);
+        for (q, p) in [(15_000u64, 0.1f64), (20_000, 0.2), (12_500, 0.05)] {
+            let f = frac(&mut r, q);
+            let sigma = (p * (1.0 - p) / n as f64).sqrt();
+            assert!((f - p).abs() < 4.0 * sigma, "q = {q}: {f} vs {p}");
+        }
     }
 }

@@ -52,3 +52,29 @@ fn lossless_incast_over_a_leaf_spine_keeps_the_invariants() {
         }
     }
 }
+
+/// The RoCE transport (docs/transports/roce.md) over the same fabric: DCQCN, marking at dequeue
+/// on a RED ramp, lossy RoCE flows beside the lossless ones. The debug checks stay silent, the
+/// lossless flows finish without a NACK or a resend, and pauses reach the senders. (A lossy
+/// RoCE flow whose tail is dropped never finishes: no retransmission timer, as the reference.)
+#[test]
+fn roce_lossless_incast_keeps_the_invariants() {
+    for sched in ["rr", "sp", "drr"] {
+        let mut v: serde_json::Value = serde_json::from_str(&spec(sched, "dcqcn", "dt")).unwrap();
+        v["transport"]["kind"] = json!("roce");
+        v["switch"]["ecn_k_bytes"] = json!([]);
+        v["switch"]["red"] = json!({"kmin_bytes": 20_000, "kmax_bytes": 80_000, "pmax": 0.2});
+        let out = sharebuf_core::run_json(&v.to_string(), &mut |_, _| true).unwrap_or_else(|e| panic!("{sched}: {e}"));
+        assert!(out.roce);
+        let pfc = out.pfc.as_ref().expect("PFC on");
+        assert_eq!((pfc.lossless_drops, pfc.headroom_overflows), (0, 0), "{sched}");
+        assert!(out.flow_end_ps[..7].iter().all(|&e| e != u64::MAX), "{sched}: every lossless flow finishes");
+        assert!(out.flow_retransmits[..7].iter().all(|&r| r == 0), "{sched}: {:?}", out.flow_retransmits);
+        assert!(out.counters.roce_cnps > 0, "{sched}: CNPs reach the senders");
+        let pauses: u64 = pfc.ports.iter().map(|r| r.pauses_sent).sum();
+        assert!(pauses > 0, "{sched}");
+        for r in &pfc.ports {
+            assert_eq!(r.pauses_received, r.resumes_received, "{sched}: {r:?}");
+        }
+    }
+}

@@ -147,6 +147,12 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
     d.set_item("switch_peak_bytes", o.switch_peak_bytes.clone())?;
     d.set_item("switch_final_bytes", o.switch_final_bytes.clone())?;
     d.set_item("scheme_stats", o.scheme_stats.clone())?;
+    if o.roce {
+        let rd = PyDict::new_bound(py);
+        rd.set_item("nacks", k.roce_nacks)?;
+        rd.set_item("cnps", k.roce_cnps)?;
+        d.set_item("roce", rd)?;
+    }
     if let Some(pfc) = &o.pfc {
         let pd = PyDict::new_bound(py);
         pd.set_item("lossless_drops", pfc.lossless_drops)?;

@@ -104,6 +104,19 @@ def switch(sc: Scenario, base: Path) -> dict:
     elif any(v is not None for v in (sw.pfc_headroom_bytes, sw.pfc_xon_bytes, sw.pfc_xon_offset_bytes, sw.pfc_alpha_ingress)):
         raise ScenarioError("switch: pfc_headroom_bytes, pfc_xon_bytes, pfc_xon_offset_bytes and pfc_alpha_ingress need "
                             "switch.lossless_priorities (no priority is lossless); allowed: set lossless_priorities, or omit them")
+    red = {"red_kmin_bytes": sw.red_kmin_bytes, "red_kmax_bytes": sw.red_kmax_bytes, "red_pmax": sw.red_pmax}
+    given = [k for k, v in red.items() if v is not None]
+    if given and len(given) != 3:
+        missing = [k for k in red if k not in given]
+        raise ScenarioError(f"switch: {', '.join(given)} given without {', '.join(missing)}; give all three of "
+                            "red_kmin_bytes, red_kmax_bytes, red_pmax (dequeue ECN marking) or none")
+    if given:
+        if sw.red_kmin_bytes > sw.red_kmax_bytes:
+            raise ScenarioError(f"switch.red_kmin_bytes = {sw.red_kmin_bytes} above switch.red_kmax_bytes = {sw.red_kmax_bytes}: need kmin <= kmax")
+        if ecn:
+            raise ScenarioError("switch.red_kmin_bytes with switch.ecn_k_bytes: choose one ECN marking "
+                                "(red_* at dequeue, or ecn_k_bytes at enqueue)")
+        out["red"] = dict(kmin_bytes=sw.red_kmin_bytes, kmax_bytes=sw.red_kmax_bytes, pmax=sw.red_pmax)
     return out
 
 
@@ -178,6 +191,17 @@ def transport(sc: Scenario) -> dict:
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
+    if t.kind == "roce":
+        # Named only for RoCE: a TCP scenario's spec (and run key) is unchanged.
+        extra["kind"] = "roce"
+        if t.cc != "dcqcn" or any(getattr(w, "cc", None) not in (None, "dcqcn") for w in sc.workload):
+            raise ScenarioError(f"transport.cc = '{t.cc}': not allowed with transport.kind = 'roce' (also per workload); allowed: dcqcn")
+        if t.handshake:
+            raise ScenarioError("transport.handshake = true: not allowed with transport.kind = 'roce' (a queue pair sends at once); allowed: false")
+        if t.nack_interval_us is not None:
+            extra["nack_interval_ps"] = us(t.nack_interval_us)
+    elif t.nack_interval_us is not None:
+        raise ScenarioError("transport.nack_interval_us needs transport.kind = 'roce'; allowed: set kind = 'roce', or omit it")
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                 initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,

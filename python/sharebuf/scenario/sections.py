@@ -45,6 +45,13 @@ class SwitchSection(Section):
     #: DT's alpha on the ingress view (default 1.0): the PFC threshold is alpha × the free ingress shared pool.
     #: All PFC keys default to None so that a lossy scenario's resolved scenario.toml is unchanged.
     pfc_alpha_ingress: Optional[PosFloat] = None
+    #: ECN marking at dequeue on a RED ramp of the egress queue (docs/lossless.md §3, the RoCE
+    #: runs' switch): above red_kmax_bytes always, above red_kmin_bytes with probability
+    #: red_pmax · (q − kmin)/(kmax − kmin), q the queue's bytes just after the packet left.
+    #: Give all three or none (default: none, no dequeue marking); not with ecn_k_bytes.
+    red_kmin_bytes: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
+    red_kmax_bytes: Optional[Annotated[int, NotBool, Field(ge=0)]] = None
+    red_pmax: Optional[Annotated[float, NotBool, Field(gt=0, le=1)]] = None
     bm: BmSection = Field(default_factory=BmSection)
 
 
@@ -61,6 +68,11 @@ class HostSection(Section):
 
 
 class TransportSection(Section):
+    #: "tcp" (default) or "roce": the rate-based go-back-N RDMA sender of docs/lossless.md §3
+    #: (cc = "dcqcn", handshake = false; no window, no retransmission timer).
+    kind: Optional[Literal["tcp", "roce"]] = None
+    #: RoCE receiver: at most one NACK per this interval for the same expected sequence (default 500).
+    nack_interval_us: Optional[PosFloat] = None
     cc: str = "newreno"
     cc_params: Dict[str, Any] = Field(default_factory=empty_dict)
     mss_bytes: Annotated[int, NotBool, Field(ge=1, le=65000)] = 1448

@@ -25,7 +25,9 @@
 //! ACK after its instant (a flow that sends receives one ACK per packet).
 //!
 //! Loss recovery stays the transport's (this module never touches the window, which is unlimited,
-//! nor ssthresh beyond leaving it unlimited); the RoCE go-back-N sender of §3 is not in sharebuf yet.
+//! nor ssthresh beyond leaving it unlimited). Under `transport.kind = "roce"` (`transport/roce.rs`)
+//! a CNP is an ACK or NACK with the CNP flag, and the sender also replays the timers at each send
+//! ([`CongestionControl::on_send`]), so a timer's rate applies from the first packet after it.
 
 use super::rate::mbps;
 use super::{AckInfo, CongestionControl, PathInfo, Window};
@@ -285,6 +287,15 @@ impl CongestionControl for Dcqcn {
     }
     fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         w.cwnd_bytes = u64::MAX / 4;
+        self.apply(w);
+    }
+    /// The RoCE sender reads the rate at each send: the timers due by now run first, so a
+    /// timer's new rate paces the gap after the first packet sent at or after its instant (as
+    /// the reference, where the timer sets the queue pair's rate and the next gap uses it).
+    fn on_send(&mut self, w: &mut Window, now: Time) {
+        if let Some(s) = self.st.as_mut() {
+            s.advance(now);
+        }
         self.apply(w);
     }
 }

@@ -121,6 +121,9 @@ pub trait CongestionControl: Send {
     /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS);
     /// `snd_max` is the highest sequence sent.
     fn on_timeout(&mut self, _w: &mut Window, _now: Time, _snd_max: u64) {}
+    /// A rate-based sender (the RoCE transport) is about to send at `now`: bring the rate in
+    /// `w.pacing_rate_bps` up to date (timers due by now). Default: nothing to do.
+    fn on_send(&mut self, _w: &mut Window, _now: Time) {}
     /// A fresh per-flow instance (as `clone_box`) in the form the transport calls: the
     /// built-in algorithms on the hot path override it to be called directly.
     fn clone_flow(&self) -> FlowCc {
@@ -182,6 +185,10 @@ impl FlowCc {
     }
     pub fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
         each_cc!(self, c => c.on_timeout(w, now, snd_max))
+    }
+    #[inline]
+    pub fn on_send(&mut self, w: &mut Window, now: Time) {
+        each_cc!(self, c => c.on_send(w, now))
     }
 }
 

@@ -1,5 +1,7 @@
-//! Host transports. `tcp` is the reliable byte-stream transport every congestion-control
-//! algorithm plugs into; `cbr` is the unresponsive constant-rate sender.
+//! Host transports, chosen by name (`transport.kind`): `tcp` is the reliable byte-stream
+//! transport every congestion-control algorithm plugs into; `roce` (`roce.rs`) is the rate-based
+//! go-back-N RDMA sender of docs/lossless.md §3, run in a `TcpFlow`'s slot; `cbr` is the
+//! unresponsive constant-rate sender.
 //!
 //! Transport logic is pure: it reads a packet or a timer and writes the packets it wants
 //! sent into a reusable output buffer, and its timer deadlines into its own fields. The
@@ -9,6 +11,8 @@ pub mod cbr;
 pub mod flows;
 pub mod sack;
 pub mod tcp;
+
+pub use tcp::roce;
 
 use crate::config::TransportSpec;
 use crate::engine::Time;
@@ -60,7 +64,17 @@ pub struct TransportCfg {
     pub cwr_window_prr: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
+    /// `kind = "roce"`: flows run the RoCE sender and receiver (`roce.rs`) instead of TCP.
+    pub roce: bool,
+    /// RoCE receiver: NACK suppression interval for the same expected sequence.
+    pub nack_interval_ps: Time,
 }
+
+/// Transport kinds by name (`transport.kind`).
+pub const KINDS: [&str; 2] = ["tcp", "roce"];
+
+/// Congestion controls the RoCE sender runs (the rate is read at each send; no window).
+pub const ROCE_CCS: [&str; 1] = ["dcqcn"];
 
 /// A transport switch with two allowed values: `off` gives false, `on` true; anything else is a
 /// clear error naming `transport.<key>`.
@@ -93,6 +107,22 @@ impl TransportCfg {
         let cwr_no_recovery = two_way("cwr_dupacks", &t.cwr_dupacks, "recover", "ns3")?;
         let cwr_window_prr = two_way("cwr_window", &t.cwr_window, "cc", "recovery")?;
         let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
+        let roce = match t.kind.as_str() {
+            "tcp" => false,
+            "roce" => true,
+            other => return Err(format!("transport.kind = '{other}': not allowed; allowed: {}", KINDS.join(", "))),
+        };
+        if roce {
+            if t.handshake {
+                return Err("transport.handshake = true: not allowed with kind = 'roce' (a RoCE queue pair sends at once); allowed: false".into());
+            }
+            if !ROCE_CCS.contains(&t.cc.as_str()) {
+                return Err(format!("transport.cc = '{}': not allowed with kind = 'roce'; allowed: {}", t.cc, ROCE_CCS.join(", ")));
+            }
+            if t.nack_interval_ps == 0 {
+                return Err("transport.nack_interval_us = 0: must be > 0".into());
+            }
+        }
         if cwr_no_recovery && !t.sack {
             return Err("transport.cwr_dupacks = 'ns3': needs sack = true (ns-3's CWR resends the holes its SACK scoreboard presumes lost)".into());
         }
@@ -122,6 +152,8 @@ impl TransportCfg {
             cwr_window_prr,
             pace_payload_only,
             prr,
+            roce,
+            nack_interval_ps: t.nack_interval_ps,
         })
     }
 }

@@ -5,6 +5,9 @@
 //! rate-based algorithms. Window and rate decisions belong to the flow's
 //! congestion-control algorithm (`crate::cc`).
 
+#[path = "roce.rs"]
+pub mod roce;
+
 use super::sack::Scoreboard;
 use super::{Timer, TransportCfg};
 use crate::cc::{AckInfo, FlowCc, PathInfo, Window};
@@ -87,6 +90,10 @@ pub struct TcpFlow {
     last_echo_ts: Time,
     sack_block: Option<(u64, u64)>,
     pub delack: Timer,
+    /// RoCE receiver (`roce.rs`): no NACK for the same expected sequence before this time.
+    roce_nack_until: Time,
+    /// RoCE receiver: the expected sequence of the last NACK (u64::MAX: none yet).
+    roce_last_nack: u64,
 
     // --- results ---
     pub end_ps: Option<Time>,
@@ -155,6 +162,8 @@ impl TcpFlow {
             last_echo_ts: 0,
             sack_block: None,
             delack: Timer::default(),
+            roce_nack_until: 0,
+            roce_last_nack: u64::MAX,
             end_ps: None,
             retransmits: 0,
             timeouts: 0,
@@ -184,6 +193,10 @@ impl TcpFlow {
 
     /// Start the flow: send a SYN, or data at once on a pre-established connection.
     pub fn start(&mut self, now: Time, cc: FlowCc, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        if cfg.roce {
+            self.roce_start(now, cc, cfg, out);
+            return;
+        }
         self.ecn = cc.ecn_capable();
         self.partial_window = cc.partial_window();
         self.cwr_prr = cfg.cwr_window_prr && cc.name() == "dctcp";
@@ -442,6 +455,10 @@ impl TcpFlow {
     /// Sender side: a SYN-ACK or ACK arrived.
     #[inline]
     pub fn on_ack(&mut self, pkt: &Packet, int: Option<&IntStack>, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        if cfg.roce {
+            self.roce_on_ack(pkt, int, now, cfg, out);
+            return;
+        }
         // The common case first: an established sender out of recovery, nothing on the SACK
         // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
         // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
@@ -712,6 +729,10 @@ impl TcpFlow {
     /// The pacing timer fired.
     pub fn on_pace(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         self.pace.disarm();
+        if cfg.roce {
+            self.roce_send(now, cfg, out);
+            return;
+        }
         self.try_send(now, cfg, out);
     }
 
@@ -719,6 +740,9 @@ impl TcpFlow {
     /// packet completed the flow (all bytes received in order).
     #[inline]
     pub fn on_receive(&mut self, pkt: &Packet, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) -> bool {
+        if cfg.roce {
+            return self.roce_on_receive(pkt, now, cfg, out);
+        }
         // The common case first: an ACK per segment, a data segment in order, nothing held out
         // of order. The general path's steps for that case: no hole filled, no SACK block,
         // the ACK goes at once, and no ACK is pending (`delack_count` grows only with delayed
@@ -884,7 +908,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, pace_payload_only: false }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -901,7 +925,7 @@ pub(crate) mod tests {
         out: Vec<Packet>,
         drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>,
         /// Marks a data packet CE when it returns true (none: no marking).
-        ce_mark: Option<Box<dyn FnMut(&Packet) -> bool + 'd>>,
+        pub ce_mark: Option<Box<dyn FnMut(&Packet) -> bool + 'd>>,
         /// (time, cwnd, ssthresh) after every event.
         pub trace: Vec<(Time, u64, u64)>,
         /// Data packets sent: (time, seq, retransmission).
