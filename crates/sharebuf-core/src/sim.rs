@@ -241,7 +241,7 @@ impl Simulator {
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
                 ecmp_memo: Default::default(),
-                buf: BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()),
+                buf: BufferState { acct_overhead_bytes: acct_overhead_bytes as u64, ..BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()) },
                 bm_hooks: bmgr.uses_queue_hooks(),
                 bm_classify: bmgr.classifies(),
                 bm: bmgr,

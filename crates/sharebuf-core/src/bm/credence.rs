@@ -192,6 +192,11 @@ struct OracleEntry {
 /// time of each arrival; a packet leaves the virtual buffer when its transmission starts, as in
 /// the switch. Push-out follows `lqd`'s rule exactly (enqueue, then trim the longest queue's
 /// tail; the arrival's own queue loses ties; else the lowest index).
+///
+/// Under `buffer_accounting = "ip_payload"` a virtual packet is kept as its accounted bytes
+/// (what the buffer, B and LQD count) and served as the real port serves it: for the
+/// transmission time of its wire bytes (accounted + [`BufferState::acct_overhead_bytes`]),
+/// with DRR deficits charged in wire bytes (credence.md §5.8).
 pub struct Shadow {
     nq: usize,
     b: u64,
@@ -204,17 +209,20 @@ pub struct Shadow {
     sched: Vec<SchedState>,
     kind: Option<(SchedKind, PickKind)>,
     quantum: u64,
+    /// Wire bytes minus accounted bytes of every packet (`BufferState::acct_overhead_bytes`).
+    ovh: u64,
 }
 
 impl Shadow {
     pub fn new(rates: &[u64], nq: usize, b: u64, quantum: u64) -> Self {
         let n = rates.len() * nq;
-        Shadow { nq, b, rates: rates.to_vec(), fifo: vec![VecDeque::new(); n], bytes: vec![0; n], occ: 0, free_at: vec![0; rates.len()], sched: vec![SchedState::default(); rates.len()], kind: None, quantum }
+        Shadow { nq, b, rates: rates.to_vec(), fifo: vec![VecDeque::new(); n], bytes: vec![0; n], occ: 0, free_at: vec![0; rates.len()], sched: vec![SchedState::default(); rates.len()], kind: None, quantum, ovh: 0 }
     }
 
     /// Serve every port up to `now`: each starts its next packet when the previous one ends.
-    fn advance(&mut self, sched: &SchedKind, now: Time) {
+    fn advance(&mut self, sched: &SchedKind, ovh: u64, now: Time) {
         let nq = self.nq;
+        self.ovh = ovh;
         if self.kind.is_none() {
             self.kind = Some((sched.clone(), PickKind::of(sched, nq)));
         }
@@ -231,12 +239,12 @@ impl Shadow {
         let nq = self.nq;
         let Some((kind, pick)) = &self.kind else { return false };
         let qs = &self.fifo[p * nq..(p + 1) * nq];
-        let Some(qi) = self.sched[p].pick(qs, *pick, kind, self.quantum, |sz| sz as u64) else { return false };
+        let Some(qi) = self.sched[p].pick(qs, *pick, kind, self.quantum, |sz| sz as u64 + self.ovh) else { return false };
         let i = p * nq + qi;
         let sz = self.fifo[i].pop_front().unwrap() as u64;
         self.bytes[i] -= sz;
         self.occ -= sz;
-        self.free_at[p] += tx_time_ps(sz, self.rates[p]);
+        self.free_at[p] += tx_time_ps(sz + self.ovh, self.rates[p]);
         true
     }
 
@@ -498,7 +506,7 @@ impl BufferManager for Credence {
         }
         let shadow_t = match &mut self.shadow {
             Some(sh) => {
-                sh.advance(&st.sched, now);
+                sh.advance(&st.sched, st.acct_overhead_bytes, now);
                 sh.arrive(i, s, now)
             }
             None => 0,
@@ -667,7 +675,7 @@ mod tests {
         let mut sh = Shadow::new(&[8_000_000_000, 8_000_000_000], 1, 3_000, 1_500);
         let rr = SchedKind::RoundRobin;
         let go = |sh: &mut Shadow, i: usize, s: u64, now: Time| {
-            sh.advance(&rr, now);
+            sh.advance(&rr, 0, now);
             let t = sh.arrive(i, s, now);
             (t, sh.queue_bytes().to_vec())
         };
@@ -703,6 +711,46 @@ mod tests {
         assert_eq!(c.admit(&st, q(0, 0), &pkt(500, 0), 0), Admission::Drop);
         assert_eq!(c.threshold_bytes(&st, q(0, 0), &pkt(1, 0), 0), Some(501.0));
         assert_eq!(c.n_threshold_drops, 2);
+    }
+
+    #[test]
+    fn shadow_serves_wire_time_under_ip_payload() {
+        // ip_payload: 978 accounted bytes, 1,000 on the wire (overhead 22). At 8 Gb/s (1,000 ps
+        // per byte) a virtual packet holds its port for 1 µs, not the 0.978 µs of 978 B.
+        let mut sh = Shadow::new(&[8_000_000_000, 8_000_000_000], 1, 3_000, 1_500);
+        let rr = SchedKind::RoundRobin;
+        let go = |sh: &mut Shadow, i: usize, s: u64, now: Time| {
+            sh.advance(&rr, 22, now);
+            let t = sh.arrive(i, s, now);
+            (t, sh.queue_bytes().to_vec())
+        };
+        // t = 0: the first goes straight out (busy until 1 µs); three wait: 2,934 B ≤ B.
+        assert_eq!(go(&mut sh, 0, 978, 0), (978, vec![0, 0]));
+        assert_eq!(go(&mut sh, 0, 978, 0), (978, vec![978, 0]));
+        assert_eq!(go(&mut sh, 0, 978, 0), (1_956, vec![1_956, 0]));
+        assert_eq!(go(&mut sh, 0, 978, 0), (2_934, vec![2_934, 0]));
+        // The waiting three start at 1, 2 and 3 µs (at 978 B's time: 0.978, 1.956, 2.934 µs,
+        // and the queue would be empty at 2.95 µs). At 2.95 µs one waits; a new one joins it.
+        assert_eq!(go(&mut sh, 0, 978, 2_950_000), (1_956, vec![1_956, 0]));
+        // At 4 µs + 1 ps both have started (3 and 4 µs; busy until 5 µs): the next waits alone.
+        assert_eq!(go(&mut sh, 0, 978, 4_000_001), (978, vec![978, 0]));
+        // Through the scheme (`credence()` builds 10 Gb/s ports, 800 ps per byte: starts at 0.8,
+        // 1.6, 2.4 µs; at 978 B's time 0.7824, 1.5648, 2.3472 µs), the overhead coming from the
+        // switch's BufferState: at 2.39 µs one waits, the arrival joins it.
+        let mut c = credence(3_000, 2, 1, json!({"prediction": "none", "gate": "none"}));
+        let st = BufferState { acct_overhead_bytes: 22, ..BufferState::new(3_000, vec![8_000_000_000; 2], 1, SchedKind::RoundRobin) };
+        for _ in 0..4 {
+            assert_eq!(c.admit(&st, q(0, 0), &pkt(978, 0), 0), Admission::Accept);
+        }
+        assert_eq!(c.admit(&st, q(0, 0), &pkt(978, 0), 2_390_000), Admission::Accept);
+        assert_eq!(c.threshold_bytes(&st, q(0, 0), &pkt(1, 0), 2_390_000), Some(1_957.0));
+        // With overhead 0 (wire accounting) all three have started by 2.39 µs: 979.
+        let mut c = credence(3_000, 2, 1, json!({"prediction": "none", "gate": "none"}));
+        let st = BufferState::new(3_000, vec![8_000_000_000; 2], 1, SchedKind::RoundRobin);
+        for now in [0, 0, 0, 0, 2_390_000] {
+            assert_eq!(c.admit(&st, q(0, 0), &pkt(978, 0), now), Admission::Accept);
+        }
+        assert_eq!(c.threshold_bytes(&st, q(0, 0), &pkt(1, 0), 2_390_000), Some(979.0));
     }
 
     #[test]

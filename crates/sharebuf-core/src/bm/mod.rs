@@ -59,6 +59,10 @@ pub struct BufferState {
     /// §1; 0 without lossless priorities). The switch keeps it; `remaining_bytes() −
     /// reserved_bytes` is the free shared pool S − S_used.
     pub reserved_bytes: u64,
+    /// Bytes of every packet on the wire that the buffer does not count
+    /// (`switch.buffer_accounting`: 0 for `wire`, 22 for `ip_payload`): a packet's wire bytes
+    /// are its accounted bytes plus this. The port sends, and its scheduler charges, wire bytes.
+    pub acct_overhead_bytes: u64,
 }
 
 /// A queue of a switch: local port index and queue index.
@@ -83,6 +87,7 @@ impl BufferState {
             port_rate_bps,
             sched,
             reserved_bytes: 0,
+            acct_overhead_bytes: 0,
         }
     }
 
