@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 BASE_RTT_S = 24e-6
 BUFFER = 1_052_672
 #: sharebuf's defaults (shadow thresholds); + ns3dc's threshold arithmetic; profile "ns3dc" with
-#: each (the shadow does not model the profile's IP-payload accounting, credence.md §5.1)
+#: each
 VARIANTS = ("default", "code", "profile", "profile+code")
 
 
@@ -97,7 +97,12 @@ def main(argv=None) -> int:
     ap.add_argument("--load", type=float, default=0.4)
     ap.add_argument("--burst", type=float, default=0.5, help="incast request as a fraction of B (ns3dc --request)")
     ap.add_argument("--out", default="credence-ns3dc-point")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
     a = ap.parse_args(argv)
+    variants = a.variants.split(",")
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        ap.error(f"--variants: {bad[0]!r} is not a variant; allowed: {', '.join(VARIANTS)}")
     out = Path(a.out)
     nf = ns3dc_flows_module()
     flows, start = nf.generate(a.seed, a.launch_s, load=a.load, servers=16, leaves=2, request=int(a.burst * BUFFER), qrate=2.0,
@@ -108,7 +113,7 @@ def main(argv=None) -> int:
     n_inc = sum(1 for x in flows if x[0] == "incast")
     print(f"seed {a.seed}: {len(flows) - n_inc} websearch + {n_inc} incast flows generated; ns3dc fct rows {len(ns)}")
     sides = {"ns3dc": ns}
-    for v in VARIANTS:
+    for v in variants:
         sides[f"sharebuf {v}"], summ = sharebuf_run(a.seed, a.launch_s, a.load, a.model, replay, v)
         st = summ.get("scheme_stats", {})
         print(f"sharebuf {v}: drops {summ['drops_total']}, finished {summ['flows']['finished']}/{summ['flows']['total']}, "
