@@ -19,7 +19,7 @@
 
 use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::{Time, PS_PER_US};
-use crate::packet::{flags, Packet};
+use crate::packet::Packet;
 
 /// What counts as a congested queue when n_p / c_p is refreshed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,11 +98,7 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
 impl SojournBm {
     #[inline]
     fn alpha_for(&self, q: QueueRef, pkt: &Packet) -> f64 {
-        if pkt.has(flags::UNSCHED) {
-            self.alpha_unsched[q.queue]
-        } else {
-            self.alpha[q.queue]
-        }
+        super::alpha_of(&self.alpha, &self.alpha_unsched, q, pkt)
     }
 
     /// Length-equivalent threshold θ·C = α·(B − Q)/n_p, bytes.
@@ -170,6 +166,7 @@ impl BufferManager for SojournBm {
 mod tests {
     use super::*;
     use crate::bm::testutil::*;
+    use crate::packet::flags;
     use serde_json::json;
 
     fn mk(params: serde_json::Value, nq: usize, ports: usize) -> Scheme {

@@ -525,6 +525,17 @@ pub fn build(name: &str, params: &Map<String, Value>, ctx: &BmContext) -> Result
     (b.2)(&Params::new("switch.bm", params), ctx)
 }
 
+/// α of queue `q` for `pkt`: `alpha_unsched` for a packet its sender flagged unscheduled
+/// (`flags::UNSCHED`, a flow's first RTT), `alpha` otherwise (CBM, BSHARE, Reverie).
+#[inline]
+pub fn alpha_of(alpha: &[f64], alpha_unsched: &[f64], q: QueueRef, pkt: &Packet) -> f64 {
+    if pkt.has(crate::packet::flags::UNSCHED) {
+        alpha_unsched[q.queue]
+    } else {
+        alpha[q.queue]
+    }
+}
+
 /// Validate alpha-like values: finite and positive.
 pub fn check_positive(key: &str, v: &[f64]) -> Result<(), String> {
     crate::config::check_positive("switch.bm", key, v)

@@ -19,7 +19,7 @@
 
 use super::{check_positive, Admission, BmContext, BufferManager, BufferState, Params, QueueRef, Scheme};
 use crate::engine::Time;
-use crate::packet::{flags, Packet};
+use crate::packet::Packet;
 
 /// γ of every Reverie run script (`run-*.sh`, `--gamma=0.999`; the MMU's own default is 0.99).
 pub const DEFAULT_GAMMA: f64 = 0.999;
@@ -139,11 +139,7 @@ impl Reverie {
 
     #[inline]
     fn alpha_for(&self, q: QueueRef, pkt: &Packet) -> f64 {
-        if pkt.has(flags::UNSCHED) {
-            self.alpha_unsched[q.queue]
-        } else {
-            self.alpha[q.queue]
-        }
+        super::alpha_of(&self.alpha, &self.alpha_unsched, q, pkt)
     }
 }
 
@@ -206,6 +202,7 @@ impl BufferManager for Reverie {
 mod tests {
     use super::*;
     use crate::bm::testutil::*;
+    use crate::packet::flags;
     use serde_json::json;
 
     fn make(params: serde_json::Value, buffer: u64, ports: usize, nq: usize) -> Result<Reverie, String> {
