@@ -126,3 +126,67 @@ def test_nack_interval_needs_roce():
     sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
     with pytest.raises(Exception, match="nack_interval_us needs transport.kind"):
         sharebuf.run(sc)
+
+
+# ---- A workload's own transport (`transport = "roce"` beside TCP workloads)
+
+def _mixed_star(rdma_transport):
+    """Host 0 -> 1 on RoCE (priority 3, lossless) and host 2 -> 3 on Cubic (priority 1), on one
+    star: the two flows share no port, so neither can change the other."""
+    sc = star(hosts=4, buffer_bytes=1_000_000, delay_us=1.0, nq=4)
+    sc["max_ms"] = 5
+    sc["switch"]["lossless_priorities"] = [3]
+    sc["transport"] = {"cc": "cubic"}
+    rdma = {"kind": "flows", "name": "rdma", "priority": 3, "cc": "dcqcn", "handshake": False,
+            "flows": [{"src": 0, "dst": 1, "size_bytes": 100 * 1448, "start_s": 0.0}]}
+    if rdma_transport:
+        rdma["transport"] = rdma_transport
+    sc["workload"] = [{"kind": "flows", "name": "tcp", "priority": 1,
+                       "flows": [{"src": 2, "dst": 3, "size_bytes": 300 * 1448, "start_s": 0.0}]}, rdma]
+    return sharebuf.run(sc)
+
+
+def test_a_roce_workload_beside_tcp_runs_each_flow_on_its_own_transport():
+    """The RoCE flow finishes exactly as a lone RoCE flow, (100 + 1)·T + 2 us (the first test:
+    paced at line rate, no window, no handshake), and the Cubic flow exactly as in the same run
+    with every flow on TCP: per-workload kinds change nothing else."""
+    mixed, tcp_only = _mixed_star("roce"), _mixed_star(None)
+    f = mixed.flows.set_index("workload")
+    assert mixed.flows.finished.all()
+    assert round(f.loc["rdma", "fct_s"] * 1e12) == 101 * 1_201_600 + 2_000_000
+    assert f.loc["tcp", "fct_s"] == tcp_only.flows.set_index("workload").loc["tcp", "fct_s"]
+    assert mixed.summary["roce"] == {"nacks": 0, "cnps": 0}
+    assert "roce" not in tcp_only.summary
+
+
+def test_a_roce_workload_recovers_by_go_back_n():
+    """Two RoCE flows (priority 1, lossy here) into one port of a star with a 30 KB buffer, beside
+    a Cubic flow on another port: the switch drops, and the RoCE flows recover by NACK and go-back-N
+    (counted NACKs, resent packets), which only the RoCE receiver sends; the TCP flow finishes."""
+    sc = star(hosts=5, buffer_bytes=30_000, delay_us=1.0)
+    sc["max_ms"] = 20
+    sc["transport"] = {"cc": "cubic"}
+    sc["workload"] = [
+        {"kind": "flows", "name": "tcp", "flows": [{"src": 3, "dst": 4, "size_bytes": 100_000, "start_s": 0.0}]},
+        {"kind": "flows", "name": "rdma", "transport": "roce", "cc": "dcqcn", "handshake": False,
+         "flows": [{"src": i, "dst": 2, "size_bytes": 200 * 1448, "start_s": 0.0} for i in (0, 1)]}]
+    r = sharebuf.run(sc)
+    assert r.summary["drops_total"] > 0
+    assert r.summary["roce"]["nacks"] > 0
+    f = r.flows.set_index("workload")
+    assert f.loc["rdma", "retransmits"].sum() > 0
+    assert f.loc["tcp", "finished"]
+
+
+@pytest.mark.parametrize("wl, match", [
+    ({"cc": "cubic"}, r"workload\[0\]\.cc = 'cubic': not allowed for workload\[0\]\.transport = 'roce'; allowed: dcqcn"),
+    ({}, r"transport\.cc = 'cubic': not allowed for workload\[0\]\.transport = 'roce'; allowed: dcqcn"),
+    ({"cc": "dcqcn", "handshake": True}, r"workload\[0\]\.handshake = true: not allowed with workload\[0\]\.transport = 'roce'"),
+    ({"cc": "dcqcn", "transport": "udp"}, r"transport"),
+])
+def test_bad_workload_transport_is_a_clear_error(wl, match):
+    sc = star(hosts=2, buffer_bytes=1_000_000)
+    sc["transport"] = {"cc": "cubic"}
+    sc["workload"] = [{"kind": "flows", "transport": "roce", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}], **wl}]
+    with pytest.raises(Exception, match=match):
+        sharebuf.run(sc)

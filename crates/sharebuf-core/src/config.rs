@@ -323,6 +323,9 @@ pub enum WorkloadSpec {
         start_ps: u64,
         #[serde(default)]
         cc: Option<CcOverride>,
+        /// This workload's transport kind, "tcp" or "roce" (None: `[transport].kind`).
+        #[serde(default)]
+        transport: Option<String>,
     },
     /// Incast queries: a requester, `fan_in` responders each sending request_bytes / fan_in.
     Incast {
@@ -340,6 +343,9 @@ pub enum WorkloadSpec {
         start_ps: u64,
         #[serde(default)]
         cc: Option<CcOverride>,
+        /// This workload's transport kind, "tcp" or "roce" (None: `[transport].kind`).
+        #[serde(default)]
+        transport: Option<String>,
     },
     /// An explicit list of flows.
     Flows {
@@ -347,6 +353,9 @@ pub enum WorkloadSpec {
         flows: Vec<FlowSpec>,
         #[serde(default)]
         cc: Option<CcOverride>,
+        /// This workload's transport kind, "tcp" or "roce" (None: `[transport].kind`).
+        #[serde(default)]
+        transport: Option<String>,
     },
     /// Unresponsive constant-rate flows.
     Cbr { name: String, flows: Vec<CbrSpec> },
@@ -365,6 +374,14 @@ impl WorkloadSpec {
     pub fn cc(&self) -> Option<&CcOverride> {
         match self {
             WorkloadSpec::Poisson { cc, .. } | WorkloadSpec::Incast { cc, .. } | WorkloadSpec::Flows { cc, .. } => cc.as_ref(),
+            WorkloadSpec::Cbr { .. } => None,
+        }
+    }
+
+    /// The workload's own transport kind (None: `[transport].kind`).
+    pub fn transport(&self) -> Option<&str> {
+        match self {
+            WorkloadSpec::Poisson { transport, .. } | WorkloadSpec::Incast { transport, .. } | WorkloadSpec::Flows { transport, .. } => transport.as_deref(),
             WorkloadSpec::Cbr { .. } => None,
         }
     }

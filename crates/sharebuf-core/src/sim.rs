@@ -46,6 +46,12 @@ pub struct Simulator {
     cc_protos: Vec<Box<dyn CongestionControl>>,
     /// Prototype index per workload.
     workload_cc: Vec<usize>,
+    /// Per workload: its flows run the other transport kind (`cfg_alt`), by its own `transport`.
+    workload_alt: Vec<bool>,
+    /// Some workload runs the other kind (else every flow takes `cfg`: no per-packet look-up).
+    any_alt: bool,
+    /// `cfg` with the other kind: TCP ↔ RoCE.
+    cfg_alt: TransportCfg,
     nic_ecn_k_bytes: u64,
     /// fq_codel state per host NIC (empty: FIFO NICs).
     nic_fq: Vec<FqCodel>,
@@ -101,11 +107,37 @@ impl Simulator {
     fn build(spec: &SimSpec, make_bm: &mut dyn FnMut(&BmContext) -> Result<Scheme, String>) -> Result<Simulator, String> {
         let topo = Topology::build(&spec.topology)?;
         let cfg = TransportCfg::from_spec(&spec.transport)?;
+        // The other kind, for workloads that name their own `transport`: RoCE without handshake,
+        // or TCP with `[transport].handshake`.
+        let cfg_alt = TransportCfg { roce: !cfg.roce, handshake: if cfg.roce { spec.transport.handshake } else { false }, ..cfg.clone() };
         let mut cc_protos = vec![cc::build(&spec.transport.cc, &spec.transport.cc_params)?];
         let mut workload_cc = Vec::with_capacity(spec.workloads.len());
+        // Per workload: its flows run the other transport kind than `[transport].kind` (a
+        // workload's own `transport`), so they take `cfg_alt`.
+        let mut workload_alt = Vec::with_capacity(spec.workloads.len());
         for (i, w) in spec.workloads.iter().enumerate() {
+            let roce = match w.transport() {
+                None => cfg.roce,
+                Some("tcp") => false,
+                Some("roce") => true,
+                Some(o) => return Err(format!("workload[{i}].transport = '{o}': not allowed; allowed: {}", crate::transport::KINDS.join(", "))),
+            };
+            if roce && !cfg.roce {
+                let cc = w.cc().map_or(spec.transport.cc.as_str(), |o| o.name.as_str());
+                if !crate::transport::ROCE_CCS.contains(&cc) {
+                    return Err(format!(
+                        "workload[{i}].transport = 'roce' with cc = '{cc}' ({}): not allowed; allowed: {}",
+                        if w.cc().is_some() { "the workload's cc" } else { "transport.cc" },
+                        crate::transport::ROCE_CCS.join(", ")
+                    ));
+                }
+                if spec.transport.nack_interval_ps == 0 {
+                    return Err("transport.nack_interval_us = 0: must be > 0".into());
+                }
+            }
+            workload_alt.push(roce != cfg.roce);
             match w.cc() {
-                Some(o) if cfg.roce && !crate::transport::ROCE_CCS.contains(&o.name.as_str()) => {
+                Some(o) if roce && cfg.roce && !crate::transport::ROCE_CCS.contains(&o.name.as_str()) => {
                     return Err(format!("workload[{i}].cc = '{}': not allowed with transport.kind = 'roce'; allowed: {}", o.name, crate::transport::ROCE_CCS.join(", ")));
                 }
                 Some(o) => {
@@ -293,7 +325,9 @@ impl Simulator {
                 last.buf.reserved_bytes = pf.reserved_headroom();
             }
         }
-        let gen = workload::generate(spec, &topo, cfg.handshake)?;
+        // RoCE queue pairs send at once: no handshake for a RoCE workload's flows.
+        let kinds: Vec<(bool, bool)> = workload_alt.iter().map(|&alt| if alt { (cfg_alt.handshake, cfg_alt.roce) } else { (cfg.handshake, cfg.roce) }).collect();
+        let gen = workload::generate(spec, &topo, &kinds)?;
         if let Some(i) = gen.flows.size_bytes.iter().position(|&b| b == 0) {
             return Err(format!("flow {i} ({} -> {}): size_bytes = 0; sizes must be >= 1", gen.flows.src[i], gen.flows.dst[i]));
         }
@@ -337,6 +371,9 @@ impl Simulator {
             workload_names: gen.names,
             cc_protos,
             workload_cc,
+            any_alt: workload_alt.contains(&true),
+            workload_alt,
+            cfg_alt,
             nic_ecn_k_bytes: spec.host.nic_ecn_k_bytes.unwrap_or(u64::MAX),
             // A paused NIC must hold its packets: with PFC, NICs queue (same departures otherwise).
             nic_direct: nic_fq.is_empty() && spec.host.device_queue_packets == 0 && sw.pfc.is_none(),
@@ -1146,9 +1183,11 @@ impl Simulator {
         // SAFETY: a TCP packet's `flow` is its `TcpFlow`'s id, the index of a flow of the run
         // (`flow_start`); packets are made only by the transport and CBR sources (handled above).
         let s = unsafe { self.flows.slot_of_unchecked(fi) }.expect("a packet of an active flow");
+        let alt = self.any_alt && self.workload_alt[self.flows.desc.workload[fi] as usize];
         let f = self.flows.at_mut(s);
+        let cfg = if alt { &self.cfg_alt } else { &self.cfg };
         if h == f.dst {
-            if f.on_receive(p, now, &self.cfg, &mut self.out) {
+            if f.on_receive(p, now, cfg, &mut self.out) {
                 self.outstanding -= 1;
             }
             if let (Some(st), Some(slot)) = (int, self.delack_int.get_mut(s.index())) {
@@ -1158,11 +1197,11 @@ impl Simulator {
             }
             self.emit(h, int.as_ref());
         } else {
-            if self.cfg.roce {
+            if cfg.roce {
                 self.counters.roce_nacks += crate::transport::roce::is_nack(p) as u64;
                 self.counters.roce_cnps += p.has(flags::ECE) as u64;
             }
-            f.on_ack(p, int.as_ref(), now, &self.cfg, &mut self.out);
+            f.on_ack(p, int.as_ref(), now, cfg, &mut self.out);
             self.emit(h, None);
         }
         self.arm_timers(fi, s);
@@ -1188,6 +1227,7 @@ impl Simulator {
         let now = self.ev.now;
         // A retired flow has no timer armed: its pending events are stale.
         let Some(s) = self.flows.slot_of(fi as usize) else { return };
+        let alt = self.any_alt && self.workload_alt[self.flows.desc.workload[fi as usize] as usize];
         let f = self.flows.at_mut(s);
         let t: &mut Timer = match which {
             TimerKind::Rto => &mut f.rto,
@@ -1205,10 +1245,11 @@ impl Simulator {
             self.arm_timers(fi as usize, s);
             return;
         }
+        let cfg = if alt { &self.cfg_alt } else { &self.cfg };
         match which {
-            TimerKind::Rto => f.on_rto(now, &self.cfg, &mut self.out),
-            TimerKind::Pace => f.on_pace(now, &self.cfg, &mut self.out),
-            TimerKind::DelAck => f.on_delack(now, &self.cfg, &mut self.out),
+            TimerKind::Rto => f.on_rto(now, cfg, &mut self.out),
+            TimerKind::Pace => f.on_pace(now, cfg, &mut self.out),
+            TimerKind::DelAck => f.on_delack(now, cfg, &mut self.out),
         }
         let (h, echo) = if matches!(which, TimerKind::DelAck) { (f.dst, self.delack_int.get(s.index()).copied()) } else { (f.src, None) };
         self.emit(h, echo.as_ref());
@@ -1224,7 +1265,8 @@ impl Simulator {
         let (src, dst) = (d.src[i], d.dst[i]);
         let (mss, hdr) = (self.cfg.mss_bytes, self.cfg.header_bytes);
         let path = PathInfo { base_rtt_ps: self.topo.base_rtt_ps(src, dst), tau_ps: self.topo.unloaded_rtt_ps(src, dst, mss + hdr, hdr), line_rate_bps: self.topo.host_rate_bps };
-        let flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, &self.cfg);
+        let cfg = if self.any_alt && self.workload_alt[d.workload[i] as usize] { &self.cfg_alt } else { &self.cfg };
+        let flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, cfg);
         let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_flow();
         let s = self.flows.activate(i, flow);
         if self.delack_int_on {
@@ -1234,8 +1276,9 @@ impl Simulator {
                 self.delack_int[s.index()] = IntStack::default();
             }
         }
+        let alt = self.any_alt && self.workload_alt[self.flows.desc.workload[i] as usize];
         let f = self.flows.at_mut(s);
-        f.start(now, cc, &self.cfg, &mut self.out);
+        f.start(now, cc, if alt { &self.cfg_alt } else { &self.cfg }, &mut self.out);
         self.emit(src, None);
         self.arm_timers(fi as usize, s);
     }
@@ -1372,7 +1415,7 @@ impl Simulator {
             o.pfc = Some(self.pfc_output());
         }
         o.counters = self.counters.clone();
-        o.roce = self.cfg.roce;
+        o.roce = self.cfg.roce || (self.any_alt && self.cfg_alt.roce);
         o.events = self.ev.processed();
         o.events_by_kind = self.events_by_kind;
         // `run` does not count Arrive events one by one: they are every other event popped.

@@ -191,17 +191,21 @@ def transport(sc: Scenario) -> dict:
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
+    roce_workloads = any(getattr(w, "transport", None) == "roce" for w in sc.workload)
     if t.kind == "roce":
         # Named only for RoCE: a TCP scenario's spec (and run key) is unchanged.
         extra["kind"] = "roce"
-        if t.cc != "dcqcn" or any(getattr(w, "cc", None) not in (None, "dcqcn") for w in sc.workload):
+        if t.cc != "dcqcn" or any(getattr(w, "cc", None) not in (None, "dcqcn") and getattr(w, "transport", None) != "tcp"
+                                  for w in sc.workload):
             raise ScenarioError(f"transport.cc = '{t.cc}': not allowed with transport.kind = 'roce' (also per workload); allowed: dcqcn")
         if t.handshake:
             raise ScenarioError("transport.handshake = true: not allowed with transport.kind = 'roce' (a queue pair sends at once); allowed: false")
+    if t.kind == "roce" or roce_workloads:
         if t.nack_interval_us is not None:
             extra["nack_interval_ps"] = us(t.nack_interval_us)
     elif t.nack_interval_us is not None:
-        raise ScenarioError("transport.nack_interval_us needs transport.kind = 'roce'; allowed: set kind = 'roce', or omit it")
+        raise ScenarioError("transport.nack_interval_us needs transport.kind = 'roce' or a workload with transport = 'roce'; "
+                            "allowed: set one, or omit it")
     return dict(cc=t.cc, cc_params=t.cc_params, mss_bytes=t.mss_bytes, header_bytes=t.header_bytes,
                 init_cwnd_packets=t.init_cwnd_packets, min_rto_ps=min_rto,
                 initial_rto_ps=us(t.initial_rto_us) if t.initial_rto_us else min_rto, handshake=t.handshake,

@@ -37,13 +37,26 @@ def workload(key: str, w, sc: Scenario, base: Path, buffer_bytes: int, ccs: Sequ
     elif getattr(w, "cc_params", None):
         raise ScenarioError(f"{key}.cc_params: given without {key}.cc")
     if isinstance(w, PoissonWorkload):
-        return poisson(key, name, w, sc, base, cc)
-    if isinstance(w, IncastWorkload):
-        return incast(key, name, w, sc, buffer_bytes, cc)
-    if isinstance(w, FlowsWorkload):
-        return flow_list(key, name, w, sc, base, cc)
-    assert isinstance(w, CbrWorkload)
-    return cbr(key, name, w, sc)
+        out = poisson(key, name, w, sc, base, cc)
+    elif isinstance(w, IncastWorkload):
+        out = incast(key, name, w, sc, buffer_bytes, cc)
+    elif isinstance(w, FlowsWorkload):
+        out = flow_list(key, name, w, sc, base, cc)
+    else:
+        assert isinstance(w, CbrWorkload)
+        return cbr(key, name, w, sc)
+    kind = getattr(w, "transport", None)
+    if kind is not None:
+        # Named only when the workload sets it: every other scenario's spec (and run key) is unchanged.
+        if kind == "roce":
+            eff = w.cc if w.cc is not None else sc.transport.cc
+            if eff != "dcqcn":
+                src = f"{key}.cc" if w.cc is not None else "transport.cc"
+                raise ScenarioError(f"{src} = '{eff}': not allowed for {key}.transport = 'roce'; allowed: dcqcn")
+            if isinstance(w, FlowsWorkload) and w.handshake:
+                raise ScenarioError(f"{key}.handshake = true: not allowed with {key}.transport = 'roce' (a queue pair sends at once); allowed: false")
+        out["transport"] = kind
+    return out
 
 
 def poisson(key: str, name: str, w: PoissonWorkload, sc: Scenario, base: Path, cc: Optional[dict]) -> dict:

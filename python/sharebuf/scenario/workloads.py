@@ -10,11 +10,16 @@ from .fields import NonNegFloat, NotBool, PosFloat, Priority, Section, empty_dic
 
 
 class CcChoice(Section):
-    """Per-workload (per-class) congestion control, overriding ``[transport].cc``."""
+    """Per-workload (per-class) congestion control and transport kind, overriding ``[transport].cc``
+    and ``[transport].kind``."""
 
     #: Congestion control of this workload's flows (default: ``[transport].cc``).
     cc: Optional[str] = None
     cc_params: Dict[str, Any] = Field(default_factory=empty_dict)
+    #: Transport of this workload's flows (default: ``[transport].kind``): "tcp", or "roce" (the
+    #: RDMA queue pair of docs/transports/roce.md: cc "dcqcn", no handshake), so RDMA and TCP
+    #: classes share one run.
+    transport: Optional[Literal["tcp", "roce"]] = None
 
 
 class PoissonWorkload(CcChoice):

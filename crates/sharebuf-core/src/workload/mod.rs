@@ -110,10 +110,12 @@ fn check_host(topo: &Topology, what: &str, h: u32) -> Result<(), String> {
     Ok(())
 }
 
-pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Result<Generated, String> {
+/// `kinds`: per workload, (default handshake of its flows, its flows run RoCE).
+pub fn generate(spec: &SimSpec, topo: &Topology, kinds: &[(bool, bool)]) -> Result<Generated, String> {
     let mut g = Generated::default();
     for (i, w) in spec.workloads.iter().enumerate() {
         let wi = i as u16;
+        let (default_handshake, roce) = kinds[i];
         let mut rng = stream(spec.seed, i as u64);
         let until = spec.arrivals_until_ps;
         match w {
@@ -161,6 +163,9 @@ pub fn generate(spec: &SimSpec, topo: &Topology, default_handshake: bool) -> Res
                             qi as i64
                         }
                     };
+                    if roce && f.handshake == Some(true) {
+                        return Err(format!("workload {i} ({name}) flow {k}: handshake = true: not allowed for a RoCE flow (a queue pair sends at once); allowed: false"));
+                    }
                     g.flows.push(FlowDesc { src: f.src, dst: f.dst, size_bytes: f.size_bytes, start_ps: f.start_ps, priority: f.priority, workload: wi, query, handshake: f.handshake.unwrap_or(default_handshake) });
                     g.ecmp.resize(g.flows.len() - 1, None);
                     g.ecmp.push(match (f.ecmp_hash, f.ecmp_hash_reverse) {
