@@ -23,6 +23,7 @@ the plots' "# PFC"), lossy drops, and the RoCE NACKs (0: nothing lossless was lo
 
 import argparse
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -80,21 +81,24 @@ def main():
     ap.add_argument("--schemes", nargs="+", default=list(rp.SCHEMES))
     a = ap.parse_args()
     keys = ["rdma_mean", "rdma_p99", "tcp_short_p99", "tcp_long_mean", "pfc_frames", "lossy_drops", "nacks"]
-    print(f"burst {a.burst} B (buffer {BUFFER} B), TCP load {a.load}, arrivals {a.ms} ms, seeds {a.seeds}")
-    print("| scheme | " + " | ".join(keys) + " | flows rdma/short/long | unfinished |")
-    print("|---" * (len(keys) + 3) + "|")
+    table = [f"burst {a.burst} B (buffer {BUFFER} B), TCP load {a.load}, arrivals {a.ms} ms, seeds {a.seeds}", "",
+             "| scheme | " + " | ".join(keys) + " | flows rdma/short/long | unfinished |", "|---" * (len(keys) + 3) + "|"]
+    per_seed = []
     for name in a.schemes:
         rows = []
         for s in a.seeds:
             row = metrics(sharebuf.run(scenario(name, s, a.burst, a.load, a.ms)))
-            print(f"  {name} seed {s}: " + ", ".join(f"{k} {row[k]:.2f}" if isinstance(row[k], float) else f"{k} {row[k]}" for k in keys + ["n", "unfinished"]), flush=True)
+            per_seed.append(f"- {name} seed {s}: " + ", ".join(f"{k} {row[k]:.2f}" if isinstance(row[k], float) else f"{k} {row[k]}"
+                                                              for k in keys + ["n", "unfinished"]))
+            print(per_seed[-1], file=sys.stderr, flush=True)
             rows.append(row)
         cells = []
         for k in keys:
             v = np.array([row[k] for row in rows], dtype=float)
             fmt = "{:.0f}" if k in ("pfc_frames", "lossy_drops", "nacks") else "{:.2f}"
             cells.append(fmt.format(v.mean()) + " [" + fmt.format(v.min()) + "–" + fmt.format(v.max()) + "]")
-        print(f"| {name} | " + " | ".join(cells) + f" | {', '.join(r['n'] for r in rows)} | {sum(r['unfinished'] for r in rows)} |", flush=True)
+        table.append(f"| {name} | " + " | ".join(cells) + f" | {', '.join(r['n'] for r in rows)} | {sum(r['unfinished'] for r in rows)} |")
+    print("\n".join(table + [""] + per_seed))
 
 
 if __name__ == "__main__":

@@ -188,14 +188,24 @@ def transport_keys(max_bdp_bytes):
 QBB_HOST = {"nic_qdisc": "fifo", "device_queue_packets": 0, "nic_ecn_k_bytes": "none"}
 
 
-def scenario(seed, launch_s, end_s, replay, scheme):
+#: Ablations for the mechanism (docs/schemes/reverie.md): "program" is the program's setup;
+#: "acks-lossy" keeps queue 0 (TCP's ACKs) lossy, with the same headroom pool (priority 3's
+#: per-port headroom doubled), so that no ACK queue can be paused.
+VARIANTS = ("program", "acks-lossy")
+
+
+def scenario(seed, launch_s, end_s, replay, scheme, variant="program"):
+    sw = {"buffer_bytes": BUFFER, **switch_keys(scheme)}
+    if variant == "acks-lossy":
+        sw["lossless_priorities"] = [3]
+        sw["pfc_headroom_bytes"] *= 2
     return {
         "seed": seed, "arrivals_until_ms": launch_s * 1000, "max_ms": end_s * 1000,
         "profile": "ns3dc",
         "topology": {"kind": "leaf_spine", "leaves": LEAVES, "spines": SPINES, "servers_per_leaf": SERVERS,
                      "links_per_leaf_spine": 1, "host_link_gbps": 25, "fabric_link_gbps": 25, "link_delay_us": 2,
                      "ecmp_hash": "salted"},
-        "switch": {"buffer_bytes": BUFFER, **switch_keys(scheme)},
+        "switch": sw,
         "host": dict(QBB_HOST),
         "transport": transport_keys(54_000),
         "workload": [
@@ -220,6 +230,18 @@ def sharebuf_table(res):
     return out[done], int((~done).sum())
 
 
+def pd_read_pfc(fct_path):
+    """ns3dc's pfc file beside the fct file (fct-X -> pfc-X, or X.fct -> X.pfc), if there:
+    records by node type (0 host, 1 switch) and type (1 pause received, 0 resume received, 2 pause sent, 3 resume sent)."""
+    import pandas as pd
+
+    p = Path(str(fct_path).replace("fct-", "pfc-").replace(".fct", ".pfc"))
+    if p == Path(fct_path) or not p.exists():
+        return None
+    df = pd.read_csv(p, sep=r"\s+")
+    return {f"nodetype {k[0]} type {k[1]}": int(v) for k, v in df.groupby(["NodeType", "type"]).size().items()}
+
+
 def p99(x):
     """sigcomm-plots.py's percentile: the sorted list at int(n·0.99) − 1."""
     s = sorted(x)
@@ -234,6 +256,7 @@ def main(argv=None) -> int:
     ap.add_argument("--end-s", type=float, default=0.1, help="END_TIME - START_TIME")
     ap.add_argument("--burst", type=int, default=1_500_000, help="--rdmarequestSize")
     ap.add_argument("--scheme", default="reverie", choices=("reverie", "dt", "abm"))
+    ap.add_argument("--variant", default="program", choices=VARIANTS)
     ap.add_argument("--out", default="reverie-ns3dc-point")
     a = ap.parse_args(argv)
     import sharebuf
@@ -251,12 +274,20 @@ def main(argv=None) -> int:
     have = Counter((int(s), p == 3) for s, p in zip(ns["size"], ns.priority))
     print(f"seed {a.seed}: generated {dict(kinds)}; ns3dc fct rows {len(ns)}; "
           f"fct rows not generated {sum((have - want).values())}; generated not in fct (unfinished) {sum((want - have).values())}")
-    res = sharebuf.run(scenario(a.seed, a.launch_s, a.end_s, (out / "replay").resolve(), a.scheme))
+    res = sharebuf.run(scenario(a.seed, a.launch_s, a.end_s, (out / "replay").resolve(), a.scheme, a.variant))
     sb, unfinished = sharebuf_table(res)
+    res.flows.to_parquet(out / f"sharebuf-{a.scheme}-{a.variant}-flows.parquet")
     p = res.summary.get("pfc", {})
-    pfc = sum(row[k] for row in p.get("ports", []) for k in ("pauses_sent", "resumes_sent", "pauses_received", "resumes_received"))
-    print(f"sharebuf ({a.scheme}): unfinished {unfinished}, drops {res.summary['drops_total']}, PFC frames {pfc}, "
-          f"lossless drops {p.get('lossless_drops')}, roce {res.summary.get('roce')}")
+    ports = p.get("ports", [])
+    pfc = sum(row[k] for row in ports for k in ("pauses_sent", "resumes_sent", "pauses_received", "resumes_received"))
+    hosts = LEAVES * SERVERS
+    nic = [row for row in ports if row["node"] < hosts]
+    print(f"sharebuf ({a.scheme}, {a.variant}): unfinished {unfinished}, drops {res.summary['drops_total']}, PFC frames {pfc}, "
+          f"lossless drops {p.get('lossless_drops')}, roce {res.summary.get('roce')}; host NICs paused: "
+          f"{len(nic)} NICs, {sum(r['pauses_received'] for r in nic)} pauses, {sum(r['paused_us'] for r in nic):.0f} us in all")
+    ns_pfc = pd_read_pfc(a.fct)
+    if ns_pfc is not None:
+        print(f"ns3dc pfc file: {ns_pfc}")
     rows = ["| class | ns3dc p99 (flows) | sharebuf p99 (flows) | sharebuf / ns3dc | ns3dc mean | sharebuf mean |",
             "|---|---|---|---|---|---|"]
     for c in ("rdma incast", "tcp short", "tcp long"):
