@@ -165,9 +165,10 @@ def switch_keys(scheme, rate_gbps=25, delay_us=2.0):
     `rate_gbps` and `delay_us`: queues 0 and 3 lossless with the program's headroom
     2·(payload + 48) + 3 860 + 2·rate·delay/8 each (queue 0 carries only control packets and TCP's
     ACKs), RED marking at dequeue from config-workload.txt's per-rate maps (kmin 4 KB and kmax
-    16 KB per Gbps, pmax 0.2: 100/400 KB at 25 Gbps), packet round robin, no device FIFO, wire
-    bytes. Buffer size is the caller's."""
-    return {"queues_per_port": 4, "scheduler": "rr",
+    16 KB per Gbps, pmax 0.2: 100/400 KB at 25 Gbps), queue 0 strictly first and packet
+    round robin over the others (BEgressQueue::DoDequeueRR), no device FIFO, wire bytes. Buffer
+    size is the caller's."""
+    return {"queues_per_port": 4, "scheduler": "rr_strict0",
             "lossless_priorities": [0, 3],
             "pfc_headroom_bytes": (PAYLOAD + 48) * 2 + 3860 + int(2 * rate_gbps * 1e9 * delay_us * 1e-6 / 8),
             "red_kmin_bytes": 4_000 * rate_gbps, "red_kmax_bytes": 16_000 * rate_gbps, "red_pmax": 0.2,
@@ -190,8 +191,9 @@ QBB_HOST = {"nic_qdisc": "fifo", "device_queue_packets": 0, "nic_ecn_k_bytes": "
 
 #: Ablations for the mechanism (docs/schemes/reverie.md): "program" is the program's setup;
 #: "acks-lossy" keeps queue 0 (TCP's ACKs) lossy, with the same headroom pool (priority 3's
-#: per-port headroom doubled), so that no ACK queue can be paused.
-VARIANTS = ("program", "acks-lossy")
+#: per-port headroom doubled), so that no ACK queue can be paused; "rr" serves queue 0 in the
+#: round robin with the others instead of strictly first.
+VARIANTS = ("program", "acks-lossy", "rr")
 
 
 def scenario(seed, launch_s, end_s, replay, scheme, variant="program"):
@@ -199,6 +201,8 @@ def scenario(seed, launch_s, end_s, replay, scheme, variant="program"):
     if variant == "acks-lossy":
         sw["lossless_priorities"] = [3]
         sw["pfc_headroom_bytes"] *= 2
+    elif variant == "rr":
+        sw["scheduler"] = "rr"
     return {
         "seed": seed, "arrivals_until_ms": launch_s * 1000, "max_ms": end_s * 1000,
         "profile": "ns3dc",

@@ -97,7 +97,7 @@ def test_lossy_scenario_records_no_pfc_key():
     assert "pfc" not in resolve(sc, base)["switch"]
 
 
-@pytest.mark.parametrize("scheduler", ["rr", "sp", "drr"])
+@pytest.mark.parametrize("scheduler", ["rr", "sp", "drr", "rr_strict0"])
 def test_lossy_traffic_beside_lossless_loses_only_lossy_packets(scheduler):
     """8 senders each send 125 KB on lossless priority 3 and 60 KB on lossy priority 1 to one
     host at once: the lossy class drops (and retransmits), the lossless one never does, under

@@ -155,6 +155,7 @@ impl Simulator {
         let sched = match sw.scheduler.as_str() {
             "sp" => SchedKind::StrictPriority,
             "rr" => SchedKind::RoundRobin,
+            "rr_strict0" => SchedKind::RoundRobinStrict0,
             "drr" => {
                 let w = if sw.drr_weights.is_empty() { vec![1; nq] } else { sw.drr_weights.clone() };
                 if w.len() != nq || w.contains(&0) {
@@ -162,7 +163,7 @@ impl Simulator {
                 }
                 SchedKind::Drr(w)
             }
-            s => return Err(format!("switch.scheduler = '{s}': allowed: sp, rr, drr")),
+            s => return Err(format!("switch.scheduler = '{s}': allowed: sp, rr, rr_strict0, drr")),
         };
         if let Some(r) = &sw.red {
             if !(r.pmax > 0.0 && r.pmax <= 1.0) {
@@ -667,6 +668,13 @@ impl Simulator {
                 // Round robin: `pick` finds the one non-empty queue and moves past it.
                 PickKind::RoundRobin => {
                     port.sched.next = if qr.queue + 1 == port.queues.len() { 0 } else { qr.queue + 1 };
+                    true
+                }
+                // Queue 0 takes no turn; another queue moves the round robin past it.
+                PickKind::RoundRobinStrict0 => {
+                    if qr.queue != 0 {
+                        port.sched.next = if qr.queue + 1 == port.queues.len() { 0 } else { qr.queue + 1 };
+                    }
                     true
                 }
                 PickKind::Drr => false,

@@ -57,6 +57,7 @@ impl SchedState {
                 let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
                 self.pick_drr(queues, w, quantum, head_bytes, 0)
             }
+            PickKind::RoundRobinStrict0 => self.pick_paused(queues, pick, kind, quantum, head_bytes, 0),
         }
     }
 
@@ -81,6 +82,20 @@ impl SchedState {
             PickKind::Drr => {
                 let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
                 self.pick_drr(queues, w, quantum, head_bytes, paused_q)
+            }
+            PickKind::RoundRobinStrict0 => {
+                if ready(0) {
+                    return Some(0); // strictly first; the round robin's turn does not move
+                }
+                let mut q = self.next;
+                for _ in 0..n {
+                    if ready(q) {
+                        self.next = if q + 1 == n { 0 } else { q + 1 };
+                        return Some(q);
+                    }
+                    q = if q + 1 == n { 0 } else { q + 1 };
+                }
+                None
             }
         }
     }
@@ -143,6 +158,8 @@ pub enum PickKind {
     RoundRobin,
     /// Deficit round robin: the deficit counters decide.
     Drr,
+    /// Queue 0 first when it holds a packet (no state change), else round robin.
+    RoundRobinStrict0,
 }
 
 impl PickKind {
@@ -152,6 +169,7 @@ impl PickKind {
             SchedKind::StrictPriority => PickKind::Stateless,
             SchedKind::RoundRobin => PickKind::RoundRobin,
             SchedKind::Drr(_) => PickKind::Drr,
+            SchedKind::RoundRobinStrict0 => PickKind::RoundRobinStrict0,
         }
     }
 }
@@ -422,6 +440,32 @@ mod tests {
             assert_eq!(p.sched.pick_unpaused(&p.queues, pk, &kind, 1500, |_| 100, 0b10), None, "{pk:?}: only the paused queue has packets");
             assert_eq!(p.sched.pick_unpaused(&p.queues, pk, &kind, 1500, |_| 100, 0), Some(1), "{pk:?}: resumed");
         }
+    }
+
+    /// `rr_strict0` (the RDMA reference's switch ports): queue 0 whenever it holds a packet,
+    /// without moving the round robin; the other queues alternate packet by packet, also when
+    /// queue 0 is paused.
+    #[test]
+    fn round_robin_strict0_serves_queue_zero_first_and_alternates_the_rest() {
+        let (pk, kind) = (PickKind::RoundRobinStrict0, SchedKind::RoundRobinStrict0);
+        assert_eq!(PickKind::of(&kind, 3), pk);
+        let mut p = port(3);
+        for i in 0..3 {
+            p.queues[1].push_back(10 + i);
+            p.queues[2].push_back(20 + i);
+        }
+        let mut order = vec![];
+        for step in 0..6 {
+            if step == 1 || step == 2 {
+                p.queues[0].push_back(step); // two packets of queue 0 arrive after the first pick
+            }
+            let q = p.sched.pick(&p.queues, pk, &kind, 0, |_| 1).unwrap();
+            order.push(p.queues[q].pop_front().unwrap());
+        }
+        assert_eq!(order, vec![10, 1, 2, 20, 11, 21]);
+        p.queues[0].push_back(7);
+        assert_eq!(p.sched.pick_unpaused(&p.queues, pk, &kind, 0, |_| 1, 0b001), Some(1), "queue 0 paused: the round robin goes on");
+        assert_eq!(p.sched.pick_unpaused(&p.queues, pk, &kind, 0, |_| 1, 0), Some(0));
     }
 
     #[test]

@@ -22,7 +22,7 @@ class SwitchSection(Section):
     #: Buffer sized like a Trident2 (9.6 KB per port per Gbps), summed over a leaf's ports.
     buffer_kb_per_port_per_gbps: Optional[PosFloat] = None
     queues_per_port: Annotated[int, NotBool, Field(ge=1, le=8)] = 1
-    scheduler: Literal["sp", "rr", "drr"] = "rr"
+    scheduler: Literal["sp", "rr", "rr_strict0", "drr"] = "rr"
     drr_weights: Optional[List[Annotated[int, NotBool, Field(ge=1)]]] = None
     drr_quantum_bytes: Annotated[int, NotBool, Field(ge=1)] = 1500
     #: ECN step-marking threshold per queue (one value, or one per queue); omit for none.

@@ -35,6 +35,9 @@ pub enum SchedKind {
     RoundRobin,
     /// Deficit round robin with per-queue weights.
     Drr(Vec<u32>),
+    /// Queue 0 strictly first, packet-by-packet round robin over the other non-empty queues
+    /// (the RDMA reference's switch ports, `BEgressQueue::DoDequeueRR`).
+    RoundRobinStrict0,
 }
 
 /// Byte accounting of one switch's shared buffer. Queues are indexed by (local port,
@@ -146,6 +149,15 @@ impl BufferState {
                 }
             }
             SchedKind::RoundRobin => 1.0 / (0..self.n_queues).filter(|&i| backlogged(i)).count() as f64,
+            SchedKind::RoundRobinStrict0 => {
+                if q.queue == 0 {
+                    1.0
+                } else if busy(0) {
+                    0.0
+                } else {
+                    1.0 / (1..self.n_queues).filter(|&i| backlogged(i)).count() as f64
+                }
+            }
             SchedKind::Drr(w) => {
                 let tot: u64 = (0..self.n_queues).filter(|&i| backlogged(i)).map(|i| w[i] as u64).sum();
                 w[q.queue] as f64 / tot as f64
