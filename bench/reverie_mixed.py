@@ -6,7 +6,8 @@ search at 0.8), scaled down in hosts, not in rates: a 2-leaf, 2-spine fabric of 
 links (8 hosts per leaf, 4:1 oversubscribed at the leaves as the runs), 5.12 KB per port per Gbps
 of buffer (1.28 MB per leaf, as the runs' 5.12 × 1000 B), switch keys as the program sets them
 (bench/ns3dc/reverie_point.py: queues 0 and 3 lossless with its headroom formula, RED marking at
-dequeue with the 25 Gbps map, kmin 100 KB, kmax 400 KB, pmax 0.2; ns-3.39's TCP through profile
+dequeue with the 25 Gbps map, kmin 100 KB, kmax 400 KB, pmax 0.2, queue 0 strictly first and
+round robin over the others; ns-3.39's TCP through profile
 "ns3dc"). Lossless priority 3: incast queries on the RoCE transport with DCQCN (fan-in 8 = every
 host of the other leaf, as the runs' fan-in 16, `--burst` bytes per query, 50 queries/s per host
 so that 100 ms hold as many queries as the runs' seconds at 2/s). Lossy priority 1: Cubic web

@@ -23,7 +23,7 @@ RDMA incast (priority 3), TCP short (< 100 KB), TCP long (> 1 MB); p99 as its
 `sorted[int(n·0.99) − 1]`.
 
     python bench/ns3dc/reverie_point.py --fct FCT_FILE [--seed 1] [--launch-s 0.05] [--end-s 0.1]
-        [--burst 1500000] [--scheme reverie|dt|abm] [--out DIR]
+        [--burst 1500000] [--scheme reverie|dt|abm] [--variant program|rr|rr-acks-lossy] [--out DIR]
 """
 
 from __future__ import annotations
@@ -189,20 +189,20 @@ def transport_keys(max_bdp_bytes):
 QBB_HOST = {"nic_qdisc": "fifo", "device_queue_packets": 0, "nic_ecn_k_bytes": "none"}
 
 
-#: Ablations for the mechanism (docs/schemes/reverie.md): "program" is the program's setup;
-#: "acks-lossy" keeps queue 0 (TCP's ACKs) lossy, with the same headroom pool (priority 3's
-#: per-port headroom doubled), so that no ACK queue can be paused; "rr" serves queue 0 in the
-#: round robin with the others instead of strictly first.
-VARIANTS = ("program", "acks-lossy", "rr")
+#: Ablations for the mechanism (docs/schemes/reverie.md): "program" is the program's setup; "rr"
+#: serves queue 0 in the round robin with the others instead of strictly first; "rr-acks-lossy"
+#: does too and keeps queue 0 (TCP's ACKs) lossy, with the same headroom pool (priority 3's
+#: per-port headroom doubled), so that no ACK queue can be paused.
+VARIANTS = ("program", "rr", "rr-acks-lossy")
 
 
 def scenario(seed, launch_s, end_s, replay, scheme, variant="program"):
     sw = {"buffer_bytes": BUFFER, **switch_keys(scheme)}
-    if variant == "acks-lossy":
+    if variant.startswith("rr"):
+        sw["scheduler"] = "rr"
+    if variant == "rr-acks-lossy":
         sw["lossless_priorities"] = [3]
         sw["pfc_headroom_bytes"] *= 2
-    elif variant == "rr":
-        sw["scheduler"] = "rr"
     return {
         "seed": seed, "arrivals_until_ms": launch_s * 1000, "max_ms": end_s * 1000,
         "profile": "ns3dc",

@@ -76,7 +76,7 @@ CASES = [
          "switch.ecn_k_bytes[0] = nan: Input should be a finite number; switch.ecn_k_bytes[1] = nan: Input should be a finite number; "
          "switch.ecn_k_bytes[2] = nan: Input should be a finite number (and 1 more)"),
     Case("key-literal", "a value not in the allowed list", RUN, sc(switch='buffer_bytes = 200000\nscheduler = "dr"'), {}, None,
-         "switch.scheduler = 'dr': Input should be 'sp', 'rr' or 'drr' (did you mean 'drr'?)"),
+         "switch.scheduler = 'dr': Input should be 'sp', 'rr', 'rr_strict0' or 'drr' (did you mean 'drr'?)"),
     Case("key-kind", "an unknown topology kind", RUN, sc(topo='kind = "leafspine"'), {}, None,
          "topology: kind 'leafspine' found using 'kind' does not match any of the expected tags: 'leaf_spine', 'fat_tree', 'star' (did you mean 'leaf_spine'?)"),
     Case("key-seed", "a seed beyond 64 bits", RUN, sc(top="seed = 18446744073709551616"), {}, None,
