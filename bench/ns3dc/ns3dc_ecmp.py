@@ -156,13 +156,13 @@ def responses(seed, launch_s, servers=32, **generator):
             for f, (sp, dp) in zip(flows, ports) if f[0] == "incast"]
 
 
-def check_trace(sojourn_path, flows, ports, servers=32):
+def check_trace(sojourn_path, flows, ports, servers=32, leaves=2):
     """The traced 5-tuples of one ns3dc run (a ``queue_trace.py`` sojourn file: columns src, dst,
     sport, dport) against the derived ones: (traced, data direction derived, reverse direction
     derived (SYN-ACKs and ACKs), neither) among the TCP 5-tuples between servers."""
     import pandas as pd
     s = pd.read_csv(sojourn_path, sep=r"\s+")
-    ip2h = {".".join(map(str, address(h, servers))): h for h in range(servers * 2)}
+    ip2h = {".".join(map(str, address(h, servers))): h for h in range(servers * leaves)}
     s = s[s.src.isin(ip2h) & s.dst.isin(ip2h)]
     traced = {(ip2h[a], ip2h[b], int(x), int(y)) for a, b, x, y in zip(s.src, s.dst, s.sport, s.dport)}
     fwd = {(f[1], f[2], sp, dp) for f, (sp, dp) in zip(flows, ports)}
@@ -191,7 +191,7 @@ def main():
             ap.error(f"--point {a.point!r}: allowed: a grid point of abm-evaluation")
         flows, _t0, ports = connections(seeds[0], p["launch_s"], load=p["load"], request=p["request"],
                                         qrate=p["query_rate"], nprio=p["nprio"], **ex)
-        n, fwd, rev, neither = check_trace(a.check_trace + "-sojourn.txt", flows, ports, ex["servers"])
+        n, fwd, rev, neither = check_trace(a.check_trace + "-sojourn.txt", flows, ports, ex["servers"], ex["leaves"])
         print(f"{a.point} seed {seeds[0]}: {n} traced 5-tuples: {fwd} derived (data direction), "
               f"{rev} derived reversed (SYN-ACKs, ACKs), {neither} not derived")
         return 1 if neither else 0
