@@ -68,6 +68,14 @@ VARIANTS = {
     "profile_cwrprr": ("ns3dc", {"transport.cwr_window": "recovery"}),
     # DCTCP's window cut at the echo (sharebuf's default), duplicate ACKs in CWR as ns-3
     "profile_cwrcut": ("ns3dc", {"transport.cwr_window": "cc"}),
+    # each segment's CE echoed (sharebuf's default, RFC 8257) instead of ns-3.39's receiver, which echoes
+    # a CE only on a segment above the highest one echoed so far: the profile before ce_echo
+    "profile_ceecho": ("ns3dc", {"transport.ce_echo": "packet"}),
+    # a partial ACK in SACK recovery leaves the sending to the scoreboard and the window (sharebuf's
+    # default, RFC 6675) instead of ns-3.39's DoRetransmit (one segment at once): the profile before partial_ack
+    "profile_partialwindow": ("ns3dc", {"transport.partial_ack": "window"}),
+    # the profile before ce_echo and partial_ack
+    "profile_rtobefore": ("ns3dc", {"transport.ce_echo": "packet", "transport.partial_ack": "window"}),
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),

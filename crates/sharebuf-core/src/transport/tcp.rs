@@ -26,6 +26,8 @@ pub enum SendState {
 }
 
 const NO_RECOVER: u64 = u64::MAX;
+/// `TcpFlow::ce_seq` before any CE was echoed.
+const NO_CE: u64 = u64::MAX;
 
 /// One TCP connection: sender state at `src`, receiver state at `dst`.
 pub struct TcpFlow {
@@ -87,6 +89,8 @@ pub struct TcpFlow {
     rcv_open: bool,
     delack_count: u32,
     last_ce: bool,
+    /// `ce_echo = "ns3"`: the sequence of the highest segment whose CE was echoed (NO_CE: none).
+    ce_seq: u64,
     last_echo_ts: Time,
     sack_block: Option<(u64, u64)>,
     pub delack: Timer,
@@ -159,6 +163,7 @@ impl TcpFlow {
             rcv_open: !handshake,
             delack_count: 0,
             last_ce: false,
+            ce_seq: NO_CE,
             last_echo_ts: 0,
             sack_block: None,
             delack: Timer::default(),
@@ -528,6 +533,7 @@ impl TcpFlow {
             self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
         }
         let mut cc = self.cc.take().expect("established flow has a congestion controller");
+        let mut partial_rtx = false;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -575,7 +581,9 @@ impl TcpFlow {
                     info.in_recovery = true;
                     cc.on_ack(&mut self.win, &info);
                 } else if cfg.sack {
-                    // Partial acknowledgment under SACK: the scoreboard drives retransmissions.
+                    // Partial acknowledgment under SACK: the scoreboard drives retransmissions
+                    // (with `partial_ack = "ns3"` one more goes at once, below).
+                    partial_rtx = cfg.partial_ack_rtx && self.snd_una >= self.rexmit_next;
                     cc.on_ack(&mut self.win, &info);
                 } else {
                     // Partial acknowledgment: retransmit the next hole, deflate.
@@ -677,7 +685,36 @@ impl TcpFlow {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, cfg);
         }
+        if partial_rtx && self.in_recovery {
+            self.partial_ack_retransmit(now, cfg, out);
+        }
         self.try_send(now, cfg, out);
+    }
+
+    /// `partial_ack = "ns3"`, on a partial ACK in SACK recovery whose new first unacknowledged
+    /// segment was not retransmitted yet: ns-3.39's `ProcessAck` calls `DoRetransmit` after PRR
+    /// (`DoRecovery`) and before `SendPendingData`. It sends one segment whatever the window
+    /// (`NextSeg` without rule 3): the first segment presumed lost and not yet resent, that is
+    /// the head when it is presumed lost; else new data; else the head again.
+    fn partial_ack_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        let una = self.snd_una;
+        if una >= self.lost_limit(cfg) && self.snd_nxt < self.size_bytes {
+            let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
+            let p = self.data(self.snd_nxt, len, now, cfg);
+            out.push(p);
+            self.snd_nxt += len;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        } else {
+            let len = cfg.mss_bytes.min(self.size_bytes - una);
+            let p = self.data(una, len, now, cfg);
+            out.push(p);
+            self.retransmits += 1;
+            self.rexmit_next = self.rexmit_next.max(una + len);
+            self.rtx_marks.push((una, self.snd_max));
+        }
+        if !self.rto.armed() {
+            self.rto.arm(now + self.rto_ps);
+        }
     }
 
     /// The retransmission timer fired.
@@ -752,7 +789,7 @@ impl TcpFlow {
             self.rcv_open = true;
             let e = pkt.seq + pkt.payload_bytes as u64;
             self.rcv_nxt = e;
-            let ce = pkt.has(flags::CE);
+            let ce = self.echoed_ce(pkt, cfg);
             self.last_echo_ts = pkt.ts_ps;
             self.sack_block = None;
             self.last_ce = ce;
@@ -800,7 +837,7 @@ impl TcpFlow {
         } else if s > self.rcv_nxt {
             insert_interval(&mut self.ooo, s, e);
         }
-        let ce = pkt.has(flags::CE);
+        let ce = self.echoed_ce(pkt, cfg);
         self.last_echo_ts = pkt.ts_ps;
         // SACK block: the out-of-order range holding this segment, else the lowest one.
         self.sack_block = self.ooo.iter().find(|&&(a, b)| a <= s && s < b).or(self.ooo.first()).copied();
@@ -832,6 +869,26 @@ impl TcpFlow {
             return true;
         }
         false
+    }
+
+    /// The CE mark the ACK of data segment `pkt` echoes: its own (`ce_echo = "packet"`), or with
+    /// `ce_echo = "ns3"` only on a segment above the highest one whose CE was echoed so far
+    /// (ns-3.39's `TcpSocketBase::ForwardUp`: CE counts when `m_ecnCESeq < seq`; any other
+    /// ECN-capable segment raises `CA_EVENT_ECN_NO_CE`, and DCTCP's `CeState1to0` clears the
+    /// echo). A retransmission filling a hole below later marked data is then acknowledged
+    /// without ECN-Echo, so its ACK of new data does not put the sender in CWR.
+    #[inline(always)]
+    fn echoed_ce(&mut self, pkt: &Packet, cfg: &TransportCfg) -> bool {
+        let ce = pkt.has(flags::CE);
+        if !cfg.ce_echo_ns3 {
+            return ce;
+        }
+        if ce && (self.ce_seq == NO_CE || pkt.seq > self.ce_seq) {
+            self.ce_seq = pkt.seq;
+            true
+        } else {
+            false
+        }
     }
 
     /// The delayed-ACK timer fired.
@@ -908,7 +965,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1395,6 +1452,72 @@ pub(crate) mod tests {
                 assert_eq!(at(ms(100.1)), (ms(100.1), 10_000, 10_000));
                 assert_eq!(rtx, vec![(ms(101.0), 5_000), (ms(401.1), 17_000)]);
             }
+        }
+    }
+
+    /// The receiver's ECN-Echo (`ce_echo`), segment by segment (1000 B each, ACK per segment):
+    /// 1000 (CE), 2000 (CE), 3000 (not CE), 0 (CE, fills the hole), 4000 (CE), 2000 again (CE).
+    /// "packet" echoes each one's own mark. "ns3" (ns-3.39's `m_ecnCESeq`): 1000 and 2000 count
+    /// (each above the highest CE so far), 3000 has none, 0 and the duplicate 2000 lie below
+    /// 2000 and 4000, so their ACKs carry no ECE; 4000 counts. The cumulative ACKs: 0, 0, 0,
+    /// 4000, 5000, 5000 either way.
+    #[test]
+    fn ce_echo_per_packet_or_above_the_highest_as_ns3() {
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.ce_echo_ns3 = ns3;
+            let path = PathInfo { base_rtt_ps: PS_PER_MS, tau_ps: PS_PER_MS, line_rate_bps: 1 };
+            let mut f = TcpFlow::new(0, 0, 1, 10_000, 0, 0, false, path, &c);
+            let mut acks = Vec::new();
+            for (i, &(seq, ce)) in [(1000u64, true), (2000, true), (3000, false), (0, true), (4000, true), (2000, true)].iter().enumerate() {
+                let fl = flags::DATA | flags::ECT | if ce { flags::CE } else { 0 };
+                let p = Packet { seq, ts_ps: 0, enq_ps: 0, from_port: 0, flow: 0, size_bytes: 1000, payload_bytes: 1000, dst: 1, prio: 0, flags: fl, hops: 0, sack_lo: 0, sack_hi: 0 };
+                let mut out = Vec::new();
+                f.on_receive(&p, (i as Time + 1) * PS_PER_US, &c, &mut out);
+                assert_eq!(out.len(), 1);
+                acks.push((out[0].seq, out[0].has(flags::ECE)));
+            }
+            let ece: Vec<bool> = acks.iter().map(|a| a.1).collect();
+            let cum: Vec<u64> = acks.iter().map(|a| a.0).collect();
+            assert_eq!(cum, vec![0, 0, 0, 4000, 5000, 5000]);
+            if ns3 {
+                assert_eq!(ece, vec![true, true, false, false, true, false]);
+            } else {
+                assert_eq!(ece, vec![true, true, false, true, true, true]);
+            }
+        }
+    }
+
+    /// Why `ce_echo` matters to a response that loses every second segment: DCTCP (α = 1) as
+    /// the ns3dc profile (SACK, PRR, ns-3's CWR, tail resend, lost retransmissions to the timer),
+    /// 20 segments of 1000 B sent at once, 50 ms one way, 0.1 ms per segment on the link, every
+    /// data packet marked CE; the first transmissions of 0, 2000, .., 18 000 are lost (they take no
+    /// slot). The odd segments come back as duplicate ACKs at 100.1, 100.2, .. 101.0 ms with ECE; the
+    /// third (100.3 ms, 3 segments SACKed) starts recovery and resends 0.
+    ///   "packet": its ACK (cumulative 2000, 200.4 ms) echoes its CE, an ECN-Echo on new data:
+    ///   CWR begins and ends the recovery. 16 000 and 18 000 have fewer than 3 SACKed segments
+    ///   above them: they wait for the timer (one timeout).
+    ///   "ns3": 0 and every later resent hole lie below 19 000, the highest CE echoed: their ACKs
+    ///   carry no ECE, the recovery runs to its end, no timeout.
+    #[test]
+    fn ce_echo_keeps_ns3_recovery_out_of_cwr() {
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.cwr_no_recovery = true;
+            c.cwr_window_prr = true;
+            c.ce_echo_ns3 = ns3;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
+            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(|p: &Packet| p.ts_ps < 150 * PS_PER_MS));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let acks: Vec<(u64, bool)> = h.acks.iter().map(|a| (a.seq, a.has(flags::ECE))).collect();
+            eprintln!("ns3={ns3} rtx={rtx:?}\n acks={acks:?}\n timeouts={} end={:?}", h.f.timeouts, h.f.end_ps);
         }
     }
 
