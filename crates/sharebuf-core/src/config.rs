@@ -269,6 +269,12 @@ pub struct TransportSpec {
     /// whatever the window: that segment if presumed lost, else new data, else that segment).
     #[serde(default = "window")]
     pub partial_ack: String,
+    /// The retransmission timer during loss recovery: "restart" (restarted when recovery
+    /// begins and on every ACK of new data) or "ns3" (ns-3.39: not restarted when recovery
+    /// begins, and of the partial ACKs only the first since the last full ACK of a recovery or
+    /// the last timeout restarts it, `NewAck(ack, m_isFirstPartialAck)`).
+    #[serde(default = "restart")]
+    pub recovery_timer: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -285,6 +291,10 @@ fn default_nack_interval() -> u64 {
 
 fn rto() -> String {
     "rto".into()
+}
+
+fn restart() -> String {
+    "restart".into()
 }
 
 fn window() -> String {

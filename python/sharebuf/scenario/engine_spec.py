@@ -190,7 +190,8 @@ def transport(sc: Scenario) -> dict:
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
-                                                  ("ce_echo", "packet"), ("partial_ack", "window"))
+                                                  ("ce_echo", "packet"), ("partial_ack", "window"),
+                                                  ("recovery_timer", "restart"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     if t.kind == "roce":
         # Named only for RoCE: a TCP scenario's spec (and run key) is unchanged.

@@ -35,6 +35,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # retransmission filling a hole carries no ECN-Echo
         "transport.partial_ack": "ns3",              # ProcessAck: a partial ACK in CA_RECOVERY calls DoRetransmit
                                                      # (one segment at once, whatever the window)
+        "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
+                                                     # partial ACK restarts the timer; EnterRecovery restarts none
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):

@@ -128,6 +128,10 @@ class TransportSection(Section):
     #: segment was retransmitted already, one segment goes at once whatever the window: that segment if
     #: presumed lost, else new data, else that segment). Needs sack.
     partial_ack: Literal["window", "ns3"] = "window"
+    #: The retransmission timer during loss recovery: "restart" (restarted when recovery begins and on every
+    #: ACK of new data) or "ns3" (ns-3.39: not restarted when recovery begins; of the partial ACKs only the
+    #: first since the last full ACK of a recovery or the last timeout restarts it).
+    recovery_timer: Literal["restart", "ns3"] = "restart"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

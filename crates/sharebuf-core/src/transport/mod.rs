@@ -69,6 +69,10 @@ pub struct TransportCfg {
     /// new first unacknowledged segment was retransmitted already (ns-3.39's `DoRetransmit` in
     /// `ProcessAck`): that segment if presumed lost, else new data, else that segment.
     pub partial_ack_rtx: bool,
+    /// The retransmission timer is not restarted when recovery begins, and of the partial ACKs
+    /// in recovery only the first since the last full ACK or timeout restarts it (ns-3.39's
+    /// `NewAck(ack, m_isFirstPartialAck)`).
+    pub recovery_timer_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// `kind = "roce"`: flows run the RoCE sender and receiver (`roce.rs`) instead of TCP.
@@ -115,6 +119,7 @@ impl TransportCfg {
         let cwr_window_prr = two_way("cwr_window", &t.cwr_window, "cc", "recovery")?;
         let ce_echo_ns3 = two_way("ce_echo", &t.ce_echo, "packet", "ns3")?;
         let partial_ack_rtx = two_way("partial_ack", &t.partial_ack, "window", "ns3")?;
+        let recovery_timer_ns3 = two_way("recovery_timer", &t.recovery_timer, "restart", "ns3")?;
         if partial_ack_rtx && !t.sack {
             return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
         }
@@ -164,6 +169,7 @@ impl TransportCfg {
             cwr_window_prr,
             ce_echo_ns3,
             partial_ack_rtx,
+            recovery_timer_ns3,
             pace_payload_only,
             prr,
             roce,

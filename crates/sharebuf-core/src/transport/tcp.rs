@@ -73,6 +73,9 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// `recovery_timer = "ns3"`: the next partial ACK in recovery restarts the timer (ns-3.39's
+    /// `m_isFirstPartialAck`: set by a full ACK that ends a recovery and by a timeout).
+    first_partial: bool,
     /// ns-3.39's CA_CWR (`recovery_tail = "resend"` or `cwr_dupacks = "ns3"`, ECN-capable flows):
     /// entered on an ECN-Echo in an ACK of new data, left when the cumulative ACK passes this
     /// (snd_max then); while in it NextSeg's rule 3 is off, so the window's tail is not resent,
@@ -154,6 +157,7 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            first_partial: true,
             cwr_recover: NO_RECOVER,
             prr_delivered: 0,
             prr_out: 0,
@@ -534,6 +538,8 @@ impl TcpFlow {
         }
         let mut cc = self.cc.take().expect("established flow has a congestion controller");
         let mut partial_rtx = false;
+        // This ACK of new data is a partial ACK in recovery.
+        let mut partial = false;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -575,17 +581,20 @@ impl TcpFlow {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
                     // PRR: cwnd = ssthresh, RFC 6937 §3).
                     self.in_recovery = false;
+                    self.first_partial = true;
                     let flight = self.snd_nxt - self.snd_una;
                     self.win.cwnd_bytes = if cfg.prr { self.win.ssthresh_bytes } else { self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes) };
                     self.dupacks = 0;
                     info.in_recovery = true;
                     cc.on_ack(&mut self.win, &info);
                 } else if cfg.sack {
+                    partial = true;
                     // Partial acknowledgment under SACK: the scoreboard drives retransmissions
                     // (with `partial_ack = "ns3"` one more goes at once, below).
                     partial_rtx = cfg.partial_ack_rtx && self.snd_una >= self.rexmit_next;
                     cc.on_ack(&mut self.win, &info);
                 } else {
+                    partial = true;
                     // Partial acknowledgment: retransmit the next hole, deflate.
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.cwnd_bytes.saturating_sub(acked).max(cfg.mss_bytes);
@@ -605,7 +614,12 @@ impl TcpFlow {
                 self.cc = Some(cc);
                 return;
             }
-            self.rto.arm(now + self.rto_ps);
+            if !(cfg.recovery_timer_ns3 && partial) || self.first_partial {
+                self.rto.arm(now + self.rto_ps);
+            }
+            if partial {
+                self.first_partial = false;
+            }
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
             // ns-3 enters CWR only on an ACK of new data: with cwr_window = "recovery" an echo
@@ -625,7 +639,10 @@ impl TcpFlow {
                 self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
                 self.recover = self.snd_max;
                 self.in_recovery = true;
-                self.rto.arm(now + self.rto_ps);
+                // ns-3.39 (`recovery_timer = "ns3"`): the fast retransmit leaves a running timer.
+                if !cfg.recovery_timer_ns3 || !self.rto.armed() {
+                    self.rto.arm(now + self.rto_ps);
+                }
                 if cfg.sack {
                     // RFC 6675: cwnd = ssthresh; the send loop retransmits the holes.
                     self.win.cwnd_bytes = self.win.ssthresh_bytes;
@@ -729,6 +746,7 @@ impl TcpFlow {
             }
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
+                self.first_partial = true;
                 // ns-3.39: the timeout's CA_LOSS replaces CA_CWR.
                 self.cwr_recover = NO_RECOVER;
                 let flight = self.snd_max - self.snd_una;
@@ -965,7 +983,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1488,36 +1506,57 @@ pub(crate) mod tests {
         }
     }
 
-    /// Why `ce_echo` matters to a response that loses every second segment: DCTCP (α = 1) as
-    /// the ns3dc profile (SACK, PRR, ns-3's CWR, tail resend, lost retransmissions to the timer),
-    /// 20 segments of 1000 B sent at once, 50 ms one way, 0.1 ms per segment on the link, every
-    /// data packet marked CE; the first transmissions of 0, 2000, .., 18 000 are lost (they take no
-    /// slot). The odd segments come back as duplicate ACKs at 100.1, 100.2, .. 101.0 ms with ECE; the
-    /// third (100.3 ms, 3 segments SACKed) starts recovery and resends 0.
-    ///   "packet": its ACK (cumulative 2000, 200.4 ms) echoes its CE, an ECN-Echo on new data:
-    ///   CWR begins and ends the recovery. 16 000 and 18 000 have fewer than 3 SACKed segments
-    ///   above them: they wait for the timer (one timeout).
-    ///   "ns3": 0 and every later resent hole lie below 19 000, the highest CE echoed: their ACKs
-    ///   carry no ECE, the recovery runs to its end, no timeout.
+    /// A partial ACK in SACK recovery (`partial_ack`, `recovery_timer`). NewReno with SACK and
+    /// PRR, IW 20 segments of 1000 B, 50 ms one way, 0.1 ms per segment, min RTO 200 ms; the
+    /// first transmissions of 0 and of everything from 4000 on are lost. Segments 1000..3000
+    /// come back as duplicate ACKs at 100.1, 100.2, 100.3 ms (RTT samples 100.1, 100.2, 100.3:
+    /// RTO 300.3, 250.3625, 213.0109375 ms by RFC 6298); the third starts recovery
+    /// (ssthresh 10 000, RecoverFS 20 000) and resends 0, whose ACK (4000, 200.4 ms, RTT 100.1 ms:
+    /// RTO 200 ms) is partial, and PRR allows nothing more (ceil(2000·10 000/20 000) − 1000 = 0).
+    ///   "window", "restart": the timer, restarted at 100.3 ms (313.3 ms) and at 200.4 ms, fires at
+    ///   400.4 ms and resends 4000 (one timeout).
+    ///   partial_ack "ns3" (ns-3.39's `DoRetransmit` on a partial ACK): 4000 goes at 200.4 ms, and
+    ///   each partial ACK sends the next head, one RTT apart: 5000 at 300.5, 6000 at 400.6 ms. With
+    ///   "restart" every partial ACK restarts the timer: no timeout. With recovery_timer "ns3"
+    ///   recovery leaves the timer of the first send (1000 ms), only the first partial ACK restarts
+    ///   it (400.4 ms), and it fires there: 5000, resent at 300.5 ms, goes again (one timeout).
     #[test]
-    fn ce_echo_keeps_ns3_recovery_out_of_cwr() {
-        for ns3 in [false, true] {
+    fn partial_ack_resends_the_head_and_times_as_ns3() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for (prtx, timer) in [(false, false), (true, false), (true, true)] {
             let mut c = cfg(1000, true);
             c.init_cwnd_packets = 20;
             c.prr = true;
             c.lost_rtx_rto_only = true;
             c.recovery_tail_resend = true;
-            c.cwr_no_recovery = true;
-            c.cwr_window_prr = true;
-            c.ce_echo_ns3 = ns3;
+            c.partial_ack_rtx = prtx;
+            c.recovery_timer_ns3 = timer;
             let mut first = std::collections::HashSet::new();
             let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
-            let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
-            let mut h = Harness::with_ce_mark(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(|p: &Packet| p.ts_ps < 150 * PS_PER_MS));
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
             h.run_until(5_000 * PS_PER_MS);
-            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
-            let acks: Vec<(u64, bool)> = h.acks.iter().map(|a| (a.seq, a.has(flags::ECE))).collect();
-            eprintln!("ns3={ns3} rtx={rtx:?}\n acks={acks:?}\n timeouts={} end={:?}", h.f.timeouts, h.f.end_ps);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).take(4).collect();
+            // (RTO deadline, RTO) after the third duplicate ACK (the sixth event).
+            let at_recovery = (h.state_log[5].2, h.state_log[5].3);
+            assert_eq!(at_recovery.1, ms(213.0109375));
+            assert!(h.f.finished());
+            match (prtx, timer) {
+                (false, false) => {
+                    assert_eq!(at_recovery.0, ms(100.3) + ms(213.0109375));
+                    assert_eq!(&rtx[..2], &[(ms(100.3), 0), (ms(400.4), 4000)]);
+                    assert_eq!(h.f.timeouts, 1);
+                }
+                (true, false) => {
+                    assert_eq!(rtx, vec![(ms(100.3), 0), (ms(200.4), 4000), (ms(300.5), 5000), (ms(400.6), 6000)]);
+                    assert_eq!(h.f.timeouts, 0);
+                }
+                _ => {
+                    assert_eq!(at_recovery.0, ms(1000.0), "the timer of the first send runs on");
+                    assert_eq!(rtx, vec![(ms(100.3), 0), (ms(200.4), 4000), (ms(300.5), 5000), (ms(400.4), 5000)]);
+                    assert_eq!(h.f.timeouts, 1);
+                }
+            }
         }
     }
 
