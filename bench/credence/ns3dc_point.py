@@ -100,7 +100,9 @@ def join_short(ns, sb, slow=5.0):
 
 
 def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=None, slow_start=True,
-                 host_nic="scenario"):
+                 host_nic="scenario", lqd_trace=False):
+    """One sharebuf run of the point; with ``lqd_trace``, LQD with its per-arrival trace instead of
+    Credence (the same run wherever neither drops), returning the raw ``Results``."""
     import pandas as pd
 
     import sharebuf
@@ -122,11 +124,15 @@ def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=Non
     if variant.startswith("profile"):
         sc["profile"] = "ns3dc"
         sc["switch"]["device_queue_packets"] = 1  # credence-evaluation's switch ports
+    if lqd_trace:
+        sc["switch"]["bm"] = {"scheme": "lqd", "trace": True}
     if host_nic == "example":   # credence-evaluation's servers: 100 MB device FIFO, FqCoDel idle, no marking
         sc.setdefault("host", {}).update({"nic_qdisc": "fifo", "nic_ecn_k_bytes": "none"})
     if variant.endswith("code"):
         sc["switch"]["bm"]["thresholds"] = "code"  # ns3dc's threshold arithmetic (§1.2 step 1)
     res = sharebuf.run(sc)
+    if lqd_trace:
+        return res
     f = res.flows
     out = pd.DataFrame({"size": f.size_bytes.astype(float), "slowdown": f.fct_s / (BASE_RTT_S + f.size_bytes * 8 / 10e9),
                         "incast": f.workload == "incast", "start_us": f.start_s * 1e6, "fct_us": f.fct_s * 1e6})
