@@ -116,7 +116,10 @@ def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=Non
     if not slow_start:   # credence-evaluation: TcpSocketState::m_useSS false (DCTCP)
         sc["transport"].setdefault("cc_params", {})["slow_start"] = False
     tag = "-ecmp" if ecmp_hash == "flow" else ""   # the replay files with ns3dc's hashes
-    sc["switch"]["bm"] = {"scheme": "credence", "prediction": "model", "queues": [1], "model": str(Path(model).resolve())}
+    if lqd_trace:
+        sc["switch"]["bm"] = {"scheme": "lqd", "trace": True}
+    else:
+        sc["switch"]["bm"] = {"scheme": "credence", "prediction": "model", "queues": [1], "model": str(Path(model).resolve())}
     sc["workload"] = [
         {"kind": "flows", "name": "websearch", "file": str(replay_dir / f"websearch-s{seed}{tag}.csv"), "priority": 1},
         {"kind": "flows", "name": "incast", "file": str(replay_dir / f"incast-s{seed}{tag}.csv"), "handshake": False, "priority": 1},
@@ -124,8 +127,6 @@ def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=Non
     if variant.startswith("profile"):
         sc["profile"] = "ns3dc"
         sc["switch"]["device_queue_packets"] = 1  # credence-evaluation's switch ports
-    if lqd_trace:
-        sc["switch"]["bm"] = {"scheme": "lqd", "trace": True}
     if host_nic == "example":   # credence-evaluation's servers: 100 MB device FIFO, FqCoDel idle, no marking
         sc.setdefault("host", {}).update({"nic_qdisc": "fifo", "nic_ecn_k_bytes": "none"})
     if variant.endswith("code"):
