@@ -20,11 +20,20 @@ carries ns3dc's own hashes (bench/ns3dc/ns3dc_ecmp.py: ns-3's Hash32 of the flow
 credence-evaluation builds it; replay files `*-ecmp.csv`), so every flow takes ns3dc's first-hop
 uplink and its ACKs ns3dc's uplink back.
 
+Slow start (`--slow-start`): "on" (sharebuf's DCTCP, as the ABM example's) or "off":
+`transport.cc_params.slow_start = false`, congestion avoidance from the initial window, as
+credence-evaluation sets `TcpSocketState::m_useSS` false for DCTCP (credence.md §5.8).
+Servers' NICs (`--host-nic`): "scenario" (the scenario's or profile's `[host]`) or "example":
+credence-evaluation's servers, a 100 MB device FIFO under ns-3's default FqCoDel, which therefore
+never holds a packet, and no ECN marking there: `host.nic_qdisc = "fifo"`,
+`host.nic_ecn_k_bytes = "none"`.
+
 Slowdown on both sides: FCT / (24 us + size·8 / 10 Gb/s) (ns3dc's `slowdown` column; sharebuf's
 `slowdown_paper`). Classes: incast responses; other flows < 100 KB (short) and >= 1 MB (long).
 
     python bench/credence/ns3dc_point.py --fct FCT_FILE --model model.json [--seed 1]
-        [--launch-s 0.5] [--load 0.4] [--burst 0.5] [--ecmp-hash salted|same|flow] [--out DIR]
+        [--launch-s 0.5] [--load 0.4] [--burst 0.5] [--ecmp-hash salted|same|flow] [--slow-start on|off]
+        [--host-nic scenario|example] [--out DIR]
 """
 
 from __future__ import annotations
@@ -90,7 +99,10 @@ def join_short(ns, sb, slow=5.0):
             float((hot.fct_us_n - ideal_us).sum() / 1e3), float((hot.fct_us_s - ideal_us).sum() / 1e3))
 
 
-def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=None):
+def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=None, slow_start=True,
+                 host_nic="scenario", lqd_trace=False):
+    """One sharebuf run of the point; with ``lqd_trace``, LQD with its per-arrival trace instead of
+    Credence (the same run wherever neither drops), returning the raw ``Results``."""
     import pandas as pd
 
     import sharebuf
@@ -101,8 +113,13 @@ def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=Non
     sc["max_ms"] = launch_s * 1000 + 500
     if ecmp_hash is not None:
         sc["topology"]["ecmp_hash"] = ecmp_hash
+    if not slow_start:   # credence-evaluation: TcpSocketState::m_useSS false (DCTCP)
+        sc["transport"].setdefault("cc_params", {})["slow_start"] = False
     tag = "-ecmp" if ecmp_hash == "flow" else ""   # the replay files with ns3dc's hashes
-    sc["switch"]["bm"] = {"scheme": "credence", "prediction": "model", "queues": [1], "model": str(Path(model).resolve())}
+    if lqd_trace:
+        sc["switch"]["bm"] = {"scheme": "lqd", "trace": True}
+    else:
+        sc["switch"]["bm"] = {"scheme": "credence", "prediction": "model", "queues": [1], "model": str(Path(model).resolve())}
     sc["workload"] = [
         {"kind": "flows", "name": "websearch", "file": str(replay_dir / f"websearch-s{seed}{tag}.csv"), "priority": 1},
         {"kind": "flows", "name": "incast", "file": str(replay_dir / f"incast-s{seed}{tag}.csv"), "handshake": False, "priority": 1},
@@ -110,9 +127,13 @@ def sharebuf_run(seed, launch_s, load, model, replay_dir, variant, ecmp_hash=Non
     if variant.startswith("profile"):
         sc["profile"] = "ns3dc"
         sc["switch"]["device_queue_packets"] = 1  # credence-evaluation's switch ports
+    if host_nic == "example":   # credence-evaluation's servers: 100 MB device FIFO, FqCoDel idle, no marking
+        sc.setdefault("host", {}).update({"nic_qdisc": "fifo", "nic_ecn_k_bytes": "none"})
     if variant.endswith("code"):
         sc["switch"]["bm"]["thresholds"] = "code"  # ns3dc's threshold arithmetic (§1.2 step 1)
     res = sharebuf.run(sc)
+    if lqd_trace:
+        return res
     f = res.flows
     out = pd.DataFrame({"size": f.size_bytes.astype(float), "slowdown": f.fct_s / (BASE_RTT_S + f.size_bytes * 8 / 10e9),
                         "incast": f.workload == "incast", "start_us": f.start_s * 1e6, "fct_us": f.fct_s * 1e6})
@@ -131,6 +152,11 @@ def main(argv=None) -> int:
     ap.add_argument("--ecmp-hash", choices=ECMP_HASHES,
                     help="sharebuf's topology.ecmp_hash (default: the scenario's or profile's); "
                          "flow: ns3dc's own hash of each flow's 5-tuple")
+    ap.add_argument("--slow-start", choices=("on", "off"), default="on",
+                    help="off: DCTCP without slow start (transport.cc_params.slow_start = false), as "
+                         "credence-evaluation's m_useSS false")
+    ap.add_argument("--host-nic", choices=("scenario", "example"), default="scenario",
+                    help="example: credence-evaluation's servers (a FIFO, no ECN marking at the NIC)")
     ap.add_argument("--out", default="credence-ns3dc-point")
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
     a = ap.parse_args(argv)
@@ -153,7 +179,8 @@ def main(argv=None) -> int:
     print(f"seed {a.seed}: {len(flows) - n_inc} websearch + {n_inc} incast flows generated; ns3dc fct rows {len(ns)}")
     sides = {"ns3dc": ns}
     for v in variants:
-        sides[f"sharebuf {v}"], summ = sharebuf_run(a.seed, a.launch_s, a.load, a.model, replay, v, a.ecmp_hash)
+        sides[f"sharebuf {v}"], summ = sharebuf_run(a.seed, a.launch_s, a.load, a.model, replay, v, a.ecmp_hash,
+                                                      a.slow_start == "on", a.host_nic)
         st = summ.get("scheme_stats", {})
         print(f"sharebuf {v}: drops {summ['drops_total']}, finished {summ['flows']['finished']}/{summ['flows']['total']}, "
               f"predicted drops {st.get('credence_predicted_drops')}, threshold drops {st.get('credence_threshold_drops')}")
