@@ -207,9 +207,8 @@ def cmd_sharebuf(args):
                     and p["binary"] == "abm-evaluation":   # ports derived for abm-evaluation's draws only
                 ports = ns3dc_ecmp.flow_ports(seed, p["launch_s"], load=p["load"], request=p["request"],
                                               qrate=p["query_rate"], nprio=p["nprio"])
-                hashes = [(ns3dc_ecmp.tuple_hash(f[1], f[2], sp, dp), ns3dc_ecmp.tuple_hash(f[2], f[1], dp, sp))
-                          for f, (sp, dp) in zip(flows, ports)]
-                hashed = ns3dc_flows.write_csvs(flows, start, seed, replay, hashes=hashes)
+                hashed = ns3dc_flows.write_csvs(flows, start, seed, replay,
+                                                hashes=ns3dc_ecmp.flow_hashes(flows, ports))
             for alg in have:
                 for variant in args.variants.split(","):
                     prof, keys = VARIANTS[variant]

@@ -73,7 +73,7 @@ def gen_cdf():
 
 
 def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qrate=2.0,
-             start=10.0, nprio=2, per_flow_prio=False, uplinks=8):
+             start=10.0, nprio=2, per_flow_prio=False, uplinks=8, setup_ms=None):
     """ns3dc's flows: tuples (kind, src, dst, size, start time, query id or -1, priority).
 
     abm-evaluation draws one priority per leaf and workload, rand_range(1, nPrior - 1);
@@ -81,7 +81,9 @@ def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qr
     (nPrior itself folded to nPrior - 1), just before its receiver, and puts every incast response
     in queue nPrior - 1 without a draw. ``uplinks``: spines x links per leaf-spine pair, which sets
     the over-subscription in the websearch rate (the ABM example: 2 x 4; credence-evaluation, whose
-    generator draws in the same order: 4 x 1)."""
+    generator draws in the same order: 4 x 1). ``setup_ms``: a list to which each incast response's
+    connection set-up draw (its application's start, ms: rand_range(50, 1000)) is appended, in flow
+    order (ns3dc_ecmp's source ports)."""
     end = start + launch_s
     oversub = float(servers * 10_000_000_000) / (10_000_000_000 * uplinks)
     rate = load * 10_000_000_000 * servers / oversub / (8 * avg_cdf()) / servers
@@ -110,7 +112,9 @@ def generate(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qr
             t = start + poisson_interval(qrate)
             while t < end and t > start:
                 for tx in range(servers):
-                    rand_range_int(50, 1000)  # connection set-up time (ms), before StartTime
+                    ms = rand_range_int(50, 1000)  # connection set-up time (ms), before StartTime
+                    if setup_ms is not None:
+                        setup_ms.append(ms)
                     flows.append(("incast", other * servers + tx, leaf * servers + rq, fsize, t, q, prio))
                 q += 1
                 t += poisson_interval(qrate)

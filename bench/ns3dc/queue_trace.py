@@ -9,7 +9,9 @@ SYN) over a time window into the count, sum and maximum of the sojourn (dequeue 
 item's enqueue stamp) and the first and last dequeue times (`<prefix>-sojourn.txt`), the queue
 discs' and device queues' lengths sampled periodically (`<prefix>-queues.txt`), and each node's
 devices with their address and queue disc type (`<prefix>-nodes.txt`). The device FIFO under each
-queue disc (100 packets) is not in the sojourns; its samples are.
+queue disc (100 packets) is not in the sojourns; its samples are. The Credence example's tracer
+also writes the device FIFOs' sojourns (`<prefix>-devsojourn.txt`, `load_sojourn(device=True)`;
+bench/credence/ns3dc_trace.py).
 
 Flows are joined to the grid point's replayed websearch flows (scenarios/replay/<point>/) by
 source, destination and the SYN's first dequeue at the source (within 1 ms of the start), and to
@@ -59,8 +61,11 @@ def load_nodes(prefix):
     return role, host_of_node, host_of_ip
 
 
-def load_sojourn(prefix, role, host_of_ip):
-    s = pd.read_csv(prefix + "-sojourn.txt", sep=r"\s+")
+def load_sojourn(prefix, role, host_of_ip, device=False):
+    """The queue discs' sojourns, or with ``device`` the device FIFOs' (`<prefix>-devsojourn.txt`,
+    written by the Credence example's tracer: Enqueue to Dequeue of each PointToPointNetDevice
+    queue, same columns)."""
+    s = pd.read_csv(prefix + ("-devsojourn.txt" if device else "-sojourn.txt"), sep=r"\s+")
     s = s[s.src.isin([str(ipaddress.IPv4Address(i)) for i in host_of_ip])].copy()
     ip2h = {str(ipaddress.IPv4Address(i)): h for i, h in host_of_ip.items()}
     s["src_h"] = s.src.map(ip2h)

@@ -68,6 +68,18 @@ VARIANTS = {
     "profile_cwrprr": ("ns3dc", {"transport.cwr_window": "recovery"}),
     # DCTCP's window cut at the echo (sharebuf's default), duplicate ACKs in CWR as ns-3
     "profile_cwrcut": ("ns3dc", {"transport.cwr_window": "cc"}),
+    # each segment's CE echoed (sharebuf's default, RFC 8257) instead of ns-3.39's receiver, which echoes
+    # a CE only on a segment above the highest one echoed so far: the profile before ce_echo
+    "profile_ceecho": ("ns3dc", {"transport.ce_echo": "packet"}),
+    # a partial ACK in SACK recovery leaves the sending to the scoreboard and the window (sharebuf's
+    # default, RFC 6675) instead of ns-3.39's DoRetransmit (one segment at once): the profile before partial_ack
+    "profile_partialwindow": ("ns3dc", {"transport.partial_ack": "window"}),
+    # the retransmission timer restarted at every ACK of new data and when recovery begins (sharebuf's
+    # default) instead of ns-3.39's NewAck(ack, m_isFirstPartialAck): the profile before recovery_timer
+    "profile_timerrestart": ("ns3dc", {"transport.recovery_timer": "restart"}),
+    # the profile before ce_echo, partial_ack and recovery_timer
+    "profile_rtobefore": ("ns3dc", {"transport.ce_echo": "packet", "transport.partial_ack": "window",
+                                    "transport.recovery_timer": "restart"}),
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),

@@ -381,6 +381,34 @@ def test_profile_brings_dctcp_cwr_window_down_by_prr():
         parse_scenario(sc)
 
 
+def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
+    """ns-3.39's receiver echoes a CE only above m_ecnCESeq, its partial ACKs in CA_RECOVERY call
+    DoRetransmit, and only the first of them restarts the timer. The profile sets all three (each
+    hand-computed both ways: transport::tcp::tests::ce_echo_per_packet_or_above_the_highest_as_ns3,
+    partial_ack_resends_the_head_and_times_as_ns3); they are named in the engine spec only when set
+    (ce_echo only for ECN-capable flows); bad values are clear errors."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp"}
+    t = transport(parse_scenario(sc))
+    assert (t["ce_echo"], t["partial_ack"], t["recovery_timer"]) == ("ns3", "ns3", "ns3")
+    sc["transport"] = {"cc": "cubic"}
+    t = transport(parse_scenario(sc))
+    assert "ce_echo" not in t and (t["partial_ack"], t["recovery_timer"]) == ("ns3", "ns3")
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "dctcp"}
+    t = transport(parse_scenario(sc))
+    assert not {"ce_echo", "partial_ack", "recovery_timer"} & set(t)
+    for key, bad in (("ce_echo", "each"), ("partial_ack", "head"), ("recovery_timer", "first")):
+        sc["transport"] = {"cc": "dctcp", key: bad}
+        with pytest.raises(ScenarioError, match=key):
+            parse_scenario(sc)
+    sc["transport"] = {"cc": "dctcp", "partial_ack": "ns3", "sack": False}
+    with pytest.raises(Exception, match="partial_ack = 'ns3': needs sack = true"):
+        sharebuf.run(sc, quiet=True)
+
+
 def test_profile_sets_ns3dc_timely():
     """The profile runs TIMELY as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
     its parameters go to TIMELY only, a scenario's own value wins, and every rate-paced sender

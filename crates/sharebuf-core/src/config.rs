@@ -257,6 +257,24 @@ pub struct TransportSpec {
     /// at once under `recovery = "rfc6675"`, and set to it when CWR ends).
     #[serde(default = "cc_window")]
     pub cwr_window: String,
+    /// Which CE marks the receiver echoes: "packet" (each data segment's own CE, RFC 8257) or
+    /// "ns3" (ns-3.39's `TcpSocketBase::ForwardUp`: a CE counts only on a segment above the
+    /// highest one whose CE counted so far; any other ECN-capable segment clears the echo, so a
+    /// retransmission that fills a hole is acknowledged without ECN-Echo).
+    #[serde(default = "packet")]
+    pub ce_echo: String,
+    /// A partial ACK in SACK recovery: "window" (the scoreboard and the window decide what is
+    /// sent, RFC 6675) or "ns3" (ns-3.39's `TcpSocketBase::ProcessAck`: unless the new first
+    /// unacknowledged segment was retransmitted already, `DoRetransmit` sends one segment at once,
+    /// whatever the window: that segment if presumed lost, else new data, else that segment).
+    #[serde(default = "window")]
+    pub partial_ack: String,
+    /// The retransmission timer during loss recovery: "restart" (restarted when recovery
+    /// begins and on every ACK of new data) or "ns3" (ns-3.39: not restarted when recovery
+    /// begins, and of the partial ACKs only the first since the last full ACK of a recovery or
+    /// the last timeout restarts it, `NewAck(ack, m_isFirstPartialAck)`).
+    #[serde(default = "restart")]
+    pub recovery_timer: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -273,6 +291,14 @@ fn default_nack_interval() -> u64 {
 
 fn rto() -> String {
     "rto".into()
+}
+
+fn restart() -> String {
+    "restart".into()
+}
+
+fn window() -> String {
+    "window".into()
 }
 
 fn cc_window() -> String {

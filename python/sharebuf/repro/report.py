@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 
@@ -252,9 +252,10 @@ def index_md(allc: dict, specs: Dict[str, FigureSpec], wall_s: float, scale: str
 
 
 def paper_table(allc: dict, specs: Dict[str, FigureSpec], wall_by_paper: Optional[Dict[str, float]] = None,
-                cpu_by_paper: Optional[Dict[str, float]] = None) -> list:
+                cpu_by_paper: Optional[Dict[str, float]] = None, estimated: Sequence[str] = ()) -> list:
     """Claims holding / failing / inconclusive per paper, with the wall time of each paper's
-    command and the CPU time of its runs (each distinct run counted once), when given."""
+    command and the CPU time of its runs (each distinct run counted once), when given; a paper in
+    ``estimated`` has its wall time marked *est.*"""
     per: Dict[str, list] = {}
     for fid, f in allc.items():
         per.setdefault(specs[fid].paper if fid in specs else "?", []).extend(f["claims"])
@@ -264,7 +265,7 @@ def paper_table(allc: dict, specs: Dict[str, FigureSpec], wall_by_paper: Optiona
     for p, cl in per.items():
         k = _counts(cl)
         lines.append(f"| {p} | {len(cl)} | {k['holds']} | {k['fails']} | {k['inconclusive']} |"
-                     + (f" {_duration(wall_by_paper.get(p, 0))} |" if wall else "")
+                     + (f" {_duration(wall_by_paper.get(p, 0))}{' *est.*' if p in estimated else ''} |" if wall else "")
                      + (f" {_duration(cpu_by_paper.get(p, 0))} |" if cpu else ""))
     return lines
 

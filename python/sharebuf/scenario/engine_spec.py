@@ -186,10 +186,12 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
     # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
-    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn}
+    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
-                                                  ("cwr_dupacks", "recover"), ("cwr_window", "cc"))
+                                                  ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
+                                                  ("ce_echo", "packet"), ("partial_ack", "window"),
+                                                  ("recovery_timer", "restart"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     roce_workloads = any(getattr(w, "transport", None) == "roce" for w in sc.workload)
     if t.kind == "roce":

@@ -31,6 +31,12 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cwr_dupacks": "ns3",              # TcpSocketBase::DupAck starts no recovery in CA_CWR (ECN-capable
                                                      # senders after an ECN-Echo): lost holes resent as the window allows
         "transport.cwr_window": "recovery",          # EnterCwr: ssthresh = GetSsThresh, cwnd brought down by PRR (DCTCP)
+        "transport.ce_echo": "ns3",                  # ForwardUp: CE counts only above m_ecnCESeq, so the ACK of a
+                                                     # retransmission filling a hole carries no ECN-Echo
+        "transport.partial_ack": "ns3",              # ProcessAck: a partial ACK in CA_RECOVERY calls DoRetransmit
+                                                     # (one segment at once, whatever the window)
+        "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
+                                                     # partial ACK restarts the timer; EnterRecovery restarts none
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):

@@ -118,6 +118,20 @@ class TransportSection(Section):
     #: window) or "recovery" (ns-3.39's EnterCwr: ssthresh by the loss rule, cwnd brought down to it by
     #: PRR on ACKs of new data, or at once under recovery = "rfc6675"; cwnd = ssthresh when CWR ends).
     cwr_window: Literal["cc", "recovery"] = "cc"
+    #: Which CE marks an ECN receiver echoes: "packet" (each data segment's own, RFC 8257) or "ns3"
+    #: (ns-3.39's TcpSocketBase::ForwardUp: a CE counts only on a segment above the highest one whose CE
+    #: counted so far; any other segment's ACK carries no ECN-Echo, so a retransmission filling a hole
+    #: below later marked data does not put the sender in CWR).
+    ce_echo: Literal["packet", "ns3"] = "packet"
+    #: A partial ACK during SACK recovery: "window" (the scoreboard and the window decide what is sent,
+    #: RFC 6675) or "ns3" (ns-3.39's ProcessAck calls DoRetransmit: unless the new first unacknowledged
+    #: segment was retransmitted already, one segment goes at once whatever the window: that segment if
+    #: presumed lost, else new data, else that segment). Needs sack.
+    partial_ack: Literal["window", "ns3"] = "window"
+    #: The retransmission timer during loss recovery: "restart" (restarted when recovery begins and on every
+    #: ACK of new data) or "ns3" (ns-3.39: not restarted when recovery begins; of the partial ACKs only the
+    #: first since the last full ACK of a recovery or the last timeout restarts it).
+    recovery_timer: Literal["restart", "ns3"] = "restart"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

@@ -4,7 +4,9 @@
 //! Loss halves the window like standard TCP (RFC 8257 §3.5, Linux); ns-3's TcpDctcp uses
 //! (1 − α/2) for losses too, which without ECN marks (α → 0) hardly backs off at all: that is
 //! `loss_ssthresh = "alpha"` (ns-3.39 `TcpDctcp::GetSsThresh`, called by `TcpSocketBase` at a
-//! fast retransmit and at a timeout alike).
+//! fast retransmit and at a timeout alike). `slow_start = false` grows the window by congestion
+//! avoidance only, from the first ACK on (ns3dc's `TcpSocketState::m_useSS` false, which its
+//! Credence example sets for DCTCP: `TcpLinuxReno::IncreaseWindow` then never slow-starts).
 
 use super::{AckInfo, CongestionControl, FlowCc, RenoGrowth, Window};
 use crate::config::{check_positive, Params};
@@ -24,10 +26,12 @@ pub struct Dctcp {
     started: bool,
     /// ssthresh after a loss or a timeout is cwnd·(1 − α/2) (ns-3.39 `TcpDctcp`), not cwnd/2.
     loss_alpha: bool,
+    /// false: congestion avoidance only (ns3dc's `m_useSS` false).
+    slow_start: bool,
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("dctcp", &["g", "initial_alpha", "loss_ssthresh"])?;
+    p.allow_only("dctcp", &["g", "initial_alpha", "loss_ssthresh", "slow_start"])?;
     let g = p.f64_or("g", 1.0 / 16.0)?;
     let a0 = p.f64_or("initial_alpha", 1.0)?;
     check_positive("transport.cc_params", "g", &[g])?;
@@ -35,19 +39,21 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         return Err(format!("transport.cc_params: g = {g} and initial_alpha = {a0} must lie in (0, 1] and [0, 1]"));
     }
     let loss_alpha = p.str_or("loss_ssthresh", "half", &["half", "alpha"])? == "alpha";
+    let slow_start = p.bool_or("slow_start", true)?;
     let mut cc = Dctcp::new(g, a0);
     cc.loss_alpha = loss_alpha;
+    cc.slow_start = slow_start;
     Ok(Box::new(cc))
 }
 
 impl Dctcp {
     pub fn new(g: f64, initial_alpha: f64) -> Self {
-        Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false, loss_alpha: false }
+        Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false, loss_alpha: false, slow_start: true }
     }
 
     /// A fresh per-flow instance with the same parameters.
     fn fresh(&self) -> Self {
-        Dctcp { loss_alpha: self.loss_alpha, ..Dctcp::new(self.g, self.initial_alpha) }
+        Dctcp { loss_alpha: self.loss_alpha, slow_start: self.slow_start, ..Dctcp::new(self.g, self.initial_alpha) }
     }
 
     /// ns-3.39 `TcpDctcp::GetSsThresh`: cwnd·(1 − α/2), truncated to whole bytes.
@@ -100,7 +106,11 @@ impl CongestionControl for Dctcp {
             w.ssthresh_bytes = w.cwnd_bytes.max(2 * w.mss_bytes);
             self.cwr_end = a.snd_nxt;
         } else if a.acked_bytes > 0 {
-            self.growth.grow(w, a.acked_bytes);
+            if self.slow_start {
+                self.growth.grow(w, a.acked_bytes);
+            } else {
+                self.growth.grow_ca(w, a.acked_bytes);
+            }
         }
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
@@ -168,5 +178,36 @@ mod tests {
         assert_eq!(rfc.ssthresh_after_timeout(&w, 30_000), 15_000);
         // the per-flow copy keeps the setting
         assert!(ns3.fresh().loss_alpha && !rfc.fresh().loss_alpha);
+    }
+
+    /// `slow_start = false` (ns3dc's `m_useSS` false): from a 22-segment initial window and an
+    /// infinite ssthresh, 22 unmarked ACKs of one 1400 B segment each add one segment (23), the
+    /// next 23 one more (24): `TcpLinuxReno::CongestionAvoidance`, +1 segment per w segments
+    /// acked. With slow start the same 22 ACKs double the window (44). The per-flow copy keeps it.
+    #[test]
+    fn no_slow_start_grows_by_congestion_avoidance_from_the_start() {
+        let m: serde_json::Map<String, serde_json::Value> = serde_json::from_str(r#"{"slow_start": false}"#).unwrap();
+        let mut cc = crate::cc::build("dctcp", &m).unwrap().clone_box();
+        let mut ss = Dctcp::new(1.0 / 16.0, 1.0);
+        let mss = 1400;
+        let mut w = Window { cwnd_bytes: 22 * mss, ssthresh_bytes: u64::MAX, mss_bytes: mss, pacing_rate_bps: 0 };
+        let mut w_ss = w;
+        for i in 1..=22 {
+            cc.on_ack(&mut w, &ack(mss, false, i * mss, 22 * mss));
+            ss.on_ack(&mut w_ss, &ack(mss, false, i * mss, 22 * mss));
+            if i < 22 {
+                assert_eq!(w.cwnd_bytes, 22 * mss, "ACK {i}: no growth before 22 segments are acked");
+            }
+        }
+        assert_eq!(w.cwnd_bytes, 23 * mss);
+        assert_eq!(w_ss.cwnd_bytes, 44 * mss);
+        assert_eq!(w.ssthresh_bytes, u64::MAX, "ssthresh untouched, as ns-3 (only growth changes)");
+        for i in 23..=45 {
+            cc.on_ack(&mut w, &ack(mss, false, i * mss, 50 * mss));
+        }
+        assert_eq!(w.cwnd_bytes, 24 * mss);
+        let bad: serde_json::Map<String, serde_json::Value> = serde_json::from_str(r#"{"slow_start": "no"}"#).unwrap();
+        let e = crate::cc::build("dctcp", &bad).err().unwrap();
+        assert!(e.contains("slow_start"), "{e}");
     }
 }

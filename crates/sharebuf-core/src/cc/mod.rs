@@ -239,6 +239,11 @@ impl RenoGrowth {
                 return;
             }
         }
+        self.grow_ca(w, acked);
+    }
+
+    /// Congestion avoidance only, whatever ssthresh: +1 MSS per cwnd of acknowledged bytes.
+    pub fn grow_ca(&mut self, w: &mut Window, acked: u64) {
         self.ca_acked_bytes += acked;
         while self.ca_acked_bytes >= w.cwnd_bytes {
             self.ca_acked_bytes -= w.cwnd_bytes;

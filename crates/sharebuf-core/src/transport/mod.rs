@@ -62,6 +62,17 @@ pub struct TransportCfg {
     /// `TcpClassicRecovery`), cwnd = ssthresh when CWR ends (ns-3.39's `EnterCwr`); the congestion
     /// control neither cuts nor grows cwnd meanwhile.
     pub cwr_window_prr: bool,
+    /// The receiver echoes a segment's CE only when the segment lies above the highest one whose
+    /// CE it echoed so far (ns-3.39's `m_ecnCESeq`); any other segment's ACK carries no ECN-Echo.
+    pub ce_echo_ns3: bool,
+    /// A partial ACK in SACK recovery sends one segment at once, whatever the window, unless the
+    /// new first unacknowledged segment was retransmitted already (ns-3.39's `DoRetransmit` in
+    /// `ProcessAck`): that segment if presumed lost, else new data, else that segment.
+    pub partial_ack_rtx: bool,
+    /// The retransmission timer is not restarted when recovery begins, and of the partial ACKs
+    /// in recovery only the first since the last full ACK or timeout restarts it (ns-3.39's
+    /// `NewAck(ack, m_isFirstPartialAck)`).
+    pub recovery_timer_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// `kind = "roce"`: flows run the RoCE sender and receiver (`roce.rs`) instead of TCP.
@@ -106,6 +117,12 @@ impl TransportCfg {
         let recovery_tail_resend = two_way("recovery_tail", &t.recovery_tail, "rto", "resend")?;
         let cwr_no_recovery = two_way("cwr_dupacks", &t.cwr_dupacks, "recover", "ns3")?;
         let cwr_window_prr = two_way("cwr_window", &t.cwr_window, "cc", "recovery")?;
+        let ce_echo_ns3 = two_way("ce_echo", &t.ce_echo, "packet", "ns3")?;
+        let partial_ack_rtx = two_way("partial_ack", &t.partial_ack, "window", "ns3")?;
+        let recovery_timer_ns3 = two_way("recovery_timer", &t.recovery_timer, "restart", "ns3")?;
+        if partial_ack_rtx && !t.sack {
+            return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
+        }
         let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
         let roce = match t.kind.as_str() {
             "tcp" => false,
@@ -150,6 +167,9 @@ impl TransportCfg {
             recovery_tail_resend,
             cwr_no_recovery,
             cwr_window_prr,
+            ce_echo_ns3,
+            partial_ack_rtx,
+            recovery_timer_ns3,
             pace_payload_only,
             prr,
             roce,

@@ -26,6 +26,8 @@ pub enum SendState {
 }
 
 const NO_RECOVER: u64 = u64::MAX;
+/// `TcpFlow::ce_seq` before any CE was echoed.
+const NO_CE: u64 = u64::MAX;
 
 /// One TCP connection: sender state at `src`, receiver state at `dst`.
 pub struct TcpFlow {
@@ -71,6 +73,9 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// `recovery_timer = "ns3"`: the next partial ACK in recovery restarts the timer (ns-3.39's
+    /// `m_isFirstPartialAck`: set by a full ACK that ends a recovery and by a timeout).
+    first_partial: bool,
     /// ns-3.39's CA_CWR (`recovery_tail = "resend"` or `cwr_dupacks = "ns3"`, ECN-capable flows):
     /// entered on an ECN-Echo in an ACK of new data, left when the cumulative ACK passes this
     /// (snd_max then); while in it NextSeg's rule 3 is off, so the window's tail is not resent,
@@ -87,6 +92,8 @@ pub struct TcpFlow {
     rcv_open: bool,
     delack_count: u32,
     last_ce: bool,
+    /// `ce_echo = "ns3"`: the sequence of the highest segment whose CE was echoed (NO_CE: none).
+    ce_seq: u64,
     last_echo_ts: Time,
     sack_block: Option<(u64, u64)>,
     pub delack: Timer,
@@ -150,6 +157,7 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            first_partial: true,
             cwr_recover: NO_RECOVER,
             prr_delivered: 0,
             prr_out: 0,
@@ -159,6 +167,7 @@ impl TcpFlow {
             rcv_open: !handshake,
             delack_count: 0,
             last_ce: false,
+            ce_seq: NO_CE,
             last_echo_ts: 0,
             sack_block: None,
             delack: Timer::default(),
@@ -528,6 +537,9 @@ impl TcpFlow {
             self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
         }
         let mut cc = self.cc.take().expect("established flow has a congestion controller");
+        let mut partial_rtx = false;
+        // This ACK of new data is a partial ACK in recovery.
+        let mut partial = false;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -569,15 +581,20 @@ impl TcpFlow {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
                     // PRR: cwnd = ssthresh, RFC 6937 §3).
                     self.in_recovery = false;
+                    self.first_partial = true;
                     let flight = self.snd_nxt - self.snd_una;
                     self.win.cwnd_bytes = if cfg.prr { self.win.ssthresh_bytes } else { self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes) };
                     self.dupacks = 0;
                     info.in_recovery = true;
                     cc.on_ack(&mut self.win, &info);
                 } else if cfg.sack {
-                    // Partial acknowledgment under SACK: the scoreboard drives retransmissions.
+                    partial = true;
+                    // Partial acknowledgment under SACK: the scoreboard drives retransmissions
+                    // (with `partial_ack = "ns3"` one more goes at once, below).
+                    partial_rtx = cfg.partial_ack_rtx && self.snd_una >= self.rexmit_next;
                     cc.on_ack(&mut self.win, &info);
                 } else {
+                    partial = true;
                     // Partial acknowledgment: retransmit the next hole, deflate.
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.cwnd_bytes.saturating_sub(acked).max(cfg.mss_bytes);
@@ -597,7 +614,12 @@ impl TcpFlow {
                 self.cc = Some(cc);
                 return;
             }
-            self.rto.arm(now + self.rto_ps);
+            if !(cfg.recovery_timer_ns3 && partial) || self.first_partial {
+                self.rto.arm(now + self.rto_ps);
+            }
+            if partial {
+                self.first_partial = false;
+            }
         } else if ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload_bytes == 0 {
             self.dupacks += 1;
             // ns-3 enters CWR only on an ACK of new data: with cwr_window = "recovery" an echo
@@ -617,7 +639,10 @@ impl TcpFlow {
                 self.win.ssthresh_bytes = cc.ssthresh_after_loss(&self.win, flight);
                 self.recover = self.snd_max;
                 self.in_recovery = true;
-                self.rto.arm(now + self.rto_ps);
+                // ns-3.39 (`recovery_timer = "ns3"`): the fast retransmit leaves a running timer.
+                if !cfg.recovery_timer_ns3 || !self.rto.armed() {
+                    self.rto.arm(now + self.rto_ps);
+                }
                 if cfg.sack {
                     // RFC 6675: cwnd = ssthresh; the send loop retransmits the holes.
                     self.win.cwnd_bytes = self.win.ssthresh_bytes;
@@ -677,7 +702,36 @@ impl TcpFlow {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, cfg);
         }
+        if partial_rtx && self.in_recovery {
+            self.partial_ack_retransmit(now, cfg, out);
+        }
         self.try_send(now, cfg, out);
+    }
+
+    /// `partial_ack = "ns3"`, on a partial ACK in SACK recovery whose new first unacknowledged
+    /// segment was not retransmitted yet: ns-3.39's `ProcessAck` calls `DoRetransmit` after PRR
+    /// (`DoRecovery`) and before `SendPendingData`. It sends one segment whatever the window
+    /// (`NextSeg` without rule 3): the first segment presumed lost and not yet resent, that is
+    /// the head when it is presumed lost; else new data; else the head again.
+    fn partial_ack_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        let una = self.snd_una;
+        if una >= self.lost_limit(cfg) && self.snd_nxt < self.size_bytes {
+            let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
+            let p = self.data(self.snd_nxt, len, now, cfg);
+            out.push(p);
+            self.snd_nxt += len;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        } else {
+            let len = cfg.mss_bytes.min(self.size_bytes - una);
+            let p = self.data(una, len, now, cfg);
+            out.push(p);
+            self.retransmits += 1;
+            self.rexmit_next = self.rexmit_next.max(una + len);
+            self.rtx_marks.push((una, self.snd_max));
+        }
+        if !self.rto.armed() {
+            self.rto.arm(now + self.rto_ps);
+        }
     }
 
     /// The retransmission timer fired.
@@ -692,6 +746,7 @@ impl TcpFlow {
             }
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
+                self.first_partial = true;
                 // ns-3.39: the timeout's CA_LOSS replaces CA_CWR.
                 self.cwr_recover = NO_RECOVER;
                 let flight = self.snd_max - self.snd_una;
@@ -752,7 +807,7 @@ impl TcpFlow {
             self.rcv_open = true;
             let e = pkt.seq + pkt.payload_bytes as u64;
             self.rcv_nxt = e;
-            let ce = pkt.has(flags::CE);
+            let ce = self.echoed_ce(pkt, cfg);
             self.last_echo_ts = pkt.ts_ps;
             self.sack_block = None;
             self.last_ce = ce;
@@ -800,7 +855,7 @@ impl TcpFlow {
         } else if s > self.rcv_nxt {
             insert_interval(&mut self.ooo, s, e);
         }
-        let ce = pkt.has(flags::CE);
+        let ce = self.echoed_ce(pkt, cfg);
         self.last_echo_ts = pkt.ts_ps;
         // SACK block: the out-of-order range holding this segment, else the lowest one.
         self.sack_block = self.ooo.iter().find(|&&(a, b)| a <= s && s < b).or(self.ooo.first()).copied();
@@ -832,6 +887,26 @@ impl TcpFlow {
             return true;
         }
         false
+    }
+
+    /// The CE mark the ACK of data segment `pkt` echoes: its own (`ce_echo = "packet"`), or with
+    /// `ce_echo = "ns3"` only on a segment above the highest one whose CE was echoed so far
+    /// (ns-3.39's `TcpSocketBase::ForwardUp`: CE counts when `m_ecnCESeq < seq`; any other
+    /// ECN-capable segment raises `CA_EVENT_ECN_NO_CE`, and DCTCP's `CeState1to0` clears the
+    /// echo). A retransmission filling a hole below later marked data is then acknowledged
+    /// without ECN-Echo, so its ACK of new data does not put the sender in CWR.
+    #[inline(always)]
+    fn echoed_ce(&mut self, pkt: &Packet, cfg: &TransportCfg) -> bool {
+        let ce = pkt.has(flags::CE);
+        if !cfg.ce_echo_ns3 {
+            return ce;
+        }
+        if ce && (self.ce_seq == NO_CE || pkt.seq > self.ce_seq) {
+            self.ce_seq = pkt.seq;
+            true
+        } else {
+            false
+        }
     }
 
     /// The delayed-ACK timer fired.
@@ -908,7 +983,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1394,6 +1469,93 @@ pub(crate) mod tests {
             } else {
                 assert_eq!(at(ms(100.1)), (ms(100.1), 10_000, 10_000));
                 assert_eq!(rtx, vec![(ms(101.0), 5_000), (ms(401.1), 17_000)]);
+            }
+        }
+    }
+
+    /// The receiver's ECN-Echo (`ce_echo`), segment by segment (1000 B each, ACK per segment):
+    /// 1000 (CE), 2000 (CE), 3000 (not CE), 0 (CE, fills the hole), 4000 (CE), 2000 again (CE).
+    /// "packet" echoes each one's own mark. "ns3" (ns-3.39's `m_ecnCESeq`): 1000 and 2000 count
+    /// (each above the highest CE so far), 3000 has none, 0 and the duplicate 2000 lie below
+    /// 2000 and 4000, so their ACKs carry no ECE; 4000 counts. The cumulative ACKs: 0, 0, 0,
+    /// 4000, 5000, 5000 either way.
+    #[test]
+    fn ce_echo_per_packet_or_above_the_highest_as_ns3() {
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.ce_echo_ns3 = ns3;
+            let path = PathInfo { base_rtt_ps: PS_PER_MS, tau_ps: PS_PER_MS, line_rate_bps: 1 };
+            let mut f = TcpFlow::new(0, 0, 1, 10_000, 0, 0, false, path, &c);
+            let mut acks = Vec::new();
+            for (i, &(seq, ce)) in [(1000u64, true), (2000, true), (3000, false), (0, true), (4000, true), (2000, true)].iter().enumerate() {
+                let fl = flags::DATA | flags::ECT | if ce { flags::CE } else { 0 };
+                let p = Packet { seq, ts_ps: 0, enq_ps: 0, from_port: 0, flow: 0, size_bytes: 1000, payload_bytes: 1000, dst: 1, prio: 0, flags: fl, hops: 0, sack_lo: 0, sack_hi: 0 };
+                let mut out = Vec::new();
+                f.on_receive(&p, (i as Time + 1) * PS_PER_US, &c, &mut out);
+                assert_eq!(out.len(), 1);
+                acks.push((out[0].seq, out[0].has(flags::ECE)));
+            }
+            let ece: Vec<bool> = acks.iter().map(|a| a.1).collect();
+            let cum: Vec<u64> = acks.iter().map(|a| a.0).collect();
+            assert_eq!(cum, vec![0, 0, 0, 4000, 5000, 5000]);
+            if ns3 {
+                assert_eq!(ece, vec![true, true, false, false, true, false]);
+            } else {
+                assert_eq!(ece, vec![true, true, false, true, true, true]);
+            }
+        }
+    }
+
+    /// A partial ACK in SACK recovery (`partial_ack`, `recovery_timer`). NewReno with SACK and
+    /// PRR, IW 20 segments of 1000 B, 50 ms one way, 0.1 ms per segment, min RTO 200 ms; the
+    /// first transmissions of 0 and of everything from 4000 on are lost. Segments 1000..3000
+    /// come back as duplicate ACKs at 100.1, 100.2, 100.3 ms (RTT samples 100.1, 100.2, 100.3:
+    /// RTO 300.3, 250.3625, 213.0109375 ms by RFC 6298); the third starts recovery
+    /// (ssthresh 10 000, RecoverFS 20 000) and resends 0, whose ACK (4000, 200.4 ms, RTT 100.1 ms:
+    /// RTO 200 ms) is partial, and PRR allows nothing more (ceil(2000·10 000/20 000) − 1000 = 0).
+    ///   "window", "restart": the timer, restarted at 100.3 ms (313.3 ms) and at 200.4 ms, fires at
+    ///   400.4 ms and resends 4000 (one timeout).
+    ///   partial_ack "ns3" (ns-3.39's `DoRetransmit` on a partial ACK): 4000 goes at 200.4 ms, and
+    ///   each partial ACK sends the next head, one RTT apart: 5000 at 300.5, 6000 at 400.6 ms. With
+    ///   "restart" every partial ACK restarts the timer: no timeout. With recovery_timer "ns3"
+    ///   recovery leaves the timer of the first send (1000 ms), only the first partial ACK restarts
+    ///   it (400.4 ms), and it fires there: 5000, resent at 300.5 ms, goes again (one timeout).
+    #[test]
+    fn partial_ack_resends_the_head_and_times_as_ns3() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for (prtx, timer) in [(false, false), (true, false), (true, true)] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.partial_ack_rtx = prtx;
+            c.recovery_timer_ns3 = timer;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).take(4).collect();
+            // (RTO deadline, RTO) after the third duplicate ACK (the sixth event).
+            let at_recovery = (h.state_log[5].2, h.state_log[5].3);
+            assert_eq!(at_recovery.1, ms(213.0109375));
+            assert!(h.f.finished());
+            match (prtx, timer) {
+                (false, false) => {
+                    assert_eq!(at_recovery.0, ms(100.3) + ms(213.0109375));
+                    assert_eq!(&rtx[..2], &[(ms(100.3), 0), (ms(400.4), 4000)]);
+                    assert_eq!(h.f.timeouts, 1);
+                }
+                (true, false) => {
+                    assert_eq!(rtx, vec![(ms(100.3), 0), (ms(200.4), 4000), (ms(300.5), 5000), (ms(400.6), 6000)]);
+                    assert_eq!(h.f.timeouts, 0);
+                }
+                _ => {
+                    assert_eq!(at_recovery.0, ms(1000.0), "the timer of the first send runs on");
+                    assert_eq!(rtx, vec![(ms(100.3), 0), (ms(200.4), 4000), (ms(300.5), 5000), (ms(400.4), 5000)]);
+                    assert_eq!(h.f.timeouts, 1);
+                }
             }
         }
     }
