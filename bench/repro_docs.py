@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -58,6 +59,9 @@ def main() -> int:
     ap.add_argument("--render-only", metavar="DIR", default=None, help="re-render the docs from DIR without running")
     ap.add_argument("--doc", default="docs/reproduction.md", help="the page to write (its images go to the folder of its name)")
     a = ap.parse_args()
+    # SIGTERM (a job scheduler, `kill`) ends the call as Ctrl-C does: the running paper's call is
+    # recorded as interrupted and the child `sharebuf repro` is stopped (its finished runs are kept)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if a.render_only:
         write_docs(Path(a.render_only), a.scale, ROOT / a.doc)
         return 0
