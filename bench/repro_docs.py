@@ -87,9 +87,18 @@ def main() -> int:
         prev = papers.get(paper, {})
         calls = prev.get("calls", []) if prev.get("seeds") == a.seeds else []
         papers[paper] = dict(seeds=a.seeds, calls=calls)
+        proc = subprocess.Popen(cmd)
         try:
-            subprocess.run(cmd, check=True)
+            if proc.wait() != 0:
+                raise subprocess.CalledProcessError(proc.returncode, cmd)
         except BaseException:
+            if proc.poll() is None:
+                # SIGTERM lets `sharebuf repro` stop its workers and keep the finished runs
+                proc.terminate()
+                try:
+                    proc.wait(timeout=300)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
             calls.append(dict(wall_s=time.perf_counter() - t0, jobs=a.jobs or os.cpu_count(), interrupted=True, **machine()))
             rec_file.write_text(json.dumps(rec, indent=2) + "\n")
             raise
