@@ -68,7 +68,9 @@ impl SchedState {
         let ready = |q: usize| !queues[q].is_empty() && paused_q & (1 << q) == 0;
         match pick {
             PickKind::Stateless => (0..n).find(|&q| ready(q)),
-            PickKind::RoundRobin => {
+            // rr_strict0: queue 0 strictly first (the round robin's turn does not move), else round robin
+            PickKind::RoundRobinStrict0 if ready(0) => Some(0),
+            PickKind::RoundRobin | PickKind::RoundRobinStrict0 => {
                 let mut q = self.next;
                 for _ in 0..n {
                     if ready(q) {
@@ -82,20 +84,6 @@ impl SchedState {
             PickKind::Drr => {
                 let SchedKind::Drr(w) = kind else { unreachable!("PickKind::Drr comes from SchedKind::Drr") };
                 self.pick_drr(queues, w, quantum, head_bytes, paused_q)
-            }
-            PickKind::RoundRobinStrict0 => {
-                if ready(0) {
-                    return Some(0); // strictly first; the round robin's turn does not move
-                }
-                let mut q = self.next;
-                for _ in 0..n {
-                    if ready(q) {
-                        self.next = if q + 1 == n { 0 } else { q + 1 };
-                        return Some(q);
-                    }
-                    q = if q + 1 == n { 0 } else { q + 1 };
-                }
-                None
             }
         }
     }
