@@ -84,9 +84,9 @@ def scheme_params(scheme: str, nq: int):
                 "mu_source": st.sampled_from(["scheduler", "measured"]), "mu_norm": st.sampled_from(["fastest", "port"]), "update_interval_us": interval_us},
         "abm_approx": {"preset": st.sampled_from(["paper", "eval", "code"]), "alpha": _alpha(nq), "update_interval_us": interval_us,
                        "mu_norm": st.sampled_from(["fastest", "port"])},
-        "cbm": {"alpha": _alpha(nq), "alpha_unsched": st.floats(1.0, 1024.0), "min_bytes": st.floats(0.0, 5000.0), "update_interval_us": interval_us,
+        "cbm": {"alpha": _alpha(nq), "alpha_unscheduled": st.floats(1.0, 1024.0), "min_bytes": st.floats(0.0, 5000.0), "update_interval_us": interval_us,
                 "congested": st.sampled_from(["threshold", "buffer"]), "congested_fraction": frac, "safeguard_fraction": st.floats(0.5, 1.0)},
-        "bshare": {"alpha": _alpha(nq), "alpha_unsched": st.floats(1.0, 1024.0), "min_bytes": st.floats(0.0, 5000.0), "update_interval_us": interval_us,
+        "bshare": {"alpha": _alpha(nq), "alpha_unscheduled": st.floats(1.0, 1024.0), "min_bytes": st.floats(0.0, 5000.0), "update_interval_us": interval_us,
                    "congested": st.sampled_from(["threshold", "buffer"]), "congested_fraction": frac, "safeguard_fraction": st.floats(0.5, 1.0)},
         # prediction = "none" (the others need a recorded LQD trace or a trained forest)
         "credence": {"thresholds": st.sampled_from(["shadow", "code", "none"])},

@@ -125,7 +125,7 @@ def test_unscheduled_packets_get_the_larger_alpha():
     CBR overload loses packets when α_unsched = α, and none with the default α_unsched = 1024."""
     out = {}
     for au in (0.001, 1024.0):
-        sc, (dst,) = _ports("cbm", [2], {"alpha": 0.001, "alpha_unsched": au, "min_bytes": 0}, ms=8)
+        sc, (dst,) = _ports("cbm", [2], {"alpha": 0.001, "alpha_unscheduled": au, "min_bytes": 0}, ms=8)
         sc["topology"]["hosts"] += 1
         sc["transport"] = {"cc": "newreno", "unscheduled_bytes": 100_000, "init_cwnd_packets": 64, "min_rto_us": 1000}
         sc["workload"].append({"kind": "flows", "flows": [{"src": 3, "dst": dst, "size_bytes": 60_000, "start_s": 0.002}]})

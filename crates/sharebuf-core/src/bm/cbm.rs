@@ -10,7 +10,7 @@
 //! n_p the number of congested queues of priority p, refreshed every `update_interval_us`
 //! (default: one base RTT). CBM counts a queue as congested when it holds at least 90% of
 //! its own threshold (here the length-equivalent θ·b = α_p·(B − Q)/n_p). Packets of a
-//! flow's first RTT (`flags::UNSCHED`) use `alpha_unsched` instead of α_p.
+//! flow's first RTT (`flags::UNSCHED`) use `alpha_unscheduled` instead of α_p.
 //!
 //! `threshold_bytes` returns the length-equivalent threshold θ·b = α·(B − Q)/n_p
 //! (BSHARE Eq. 10): the queue length a packet arriving now may wait behind if the queue
@@ -53,11 +53,11 @@ pub(crate) struct Defaults {
 }
 
 pub(crate) fn build_sojourn(name: &'static str, d: Defaults, p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
-    p.allow_only(name, &["alpha", "alpha_unsched", "min_bytes", "update_interval_us", "congested", "congested_fraction", "safeguard_fraction"])?;
+    p.allow_only(name, &["alpha", "alpha_unscheduled", "min_bytes", "update_interval_us", "congested", "congested_fraction", "safeguard_fraction"])?;
     let alpha = p.per_queue("alpha", ctx.n_queues, Some(0.5))?;
     check_positive("alpha", &alpha)?;
-    let alpha_unsched = p.per_queue("alpha_unsched", ctx.n_queues, Some(1024.0))?;
-    check_positive("alpha_unsched", &alpha_unsched)?;
+    let alpha_unsched = p.per_queue("alpha_unscheduled", ctx.n_queues, Some(1024.0))?;
+    check_positive("alpha_unscheduled", &alpha_unsched)?;
     let min_bytes = p.f64_or("min_bytes", 1500.0)?;
     if !(min_bytes.is_finite() && min_bytes >= 0.0) {
         return Err(format!("switch.bm.min_bytes = {min_bytes}: must be a finite number >= 0"));
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn theta_equals_eq1_and_drops_stale_packets() {
-        let mut bm = mk(json!({"alpha": [1.0, 0.5], "alpha_unsched": 8.0, "min_bytes": 3000}), 2, 4);
+        let mut bm = mk(json!({"alpha": [1.0, 0.5], "alpha_unscheduled": 8.0, "min_bytes": 3000}), 2, 4);
         assert_eq!(bm.tick_interval_ps(), Some(8 * PS_PER_US));
         let mut st = state(1_000_000, 4, 2);
         let q = QueueRef { port: 1, queue: 1 };
@@ -241,7 +241,10 @@ mod tests {
         // Bad keys are rejected with the section and the allowed values.
         let ctx = BmContext { buffer_bytes: 1, n_queues: 1, port_rate_bps: &[1], base_rtt_ps: 0, seed: 1, switch_index: 0, mss_bytes: 1448, header_bytes: 54 };
         let e = build(&Params::new("switch.bm", json!({"beta": 1}).as_object().unwrap()), &ctx).err().unwrap();
-        assert!(e.contains("switch.bm.beta") && e.contains("alpha_unsched"), "{e}");
+        assert!(e.contains("switch.bm.beta") && e.contains("alpha_unscheduled"), "{e}");
+        // ABM's and Reverie's name; the short name is refused, the message naming the allowed ones.
+        let e = build(&Params::new("switch.bm", json!({"alpha_unsched": 8}).as_object().unwrap()), &ctx).err().unwrap();
+        assert!(e.contains("switch.bm.alpha_unsched: unknown parameter") && e.contains("alpha_unscheduled"), "{e}");
         let e = build(&Params::new("switch.bm", json!({"congested": "ports"}).as_object().unwrap()), &ctx).err().unwrap();
         assert!(e.contains("threshold") && e.contains("buffer"), "{e}");
         // Without a base RTT the refresh interval falls back to 80 µs.

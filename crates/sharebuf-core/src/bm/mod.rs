@@ -537,7 +537,7 @@ pub fn build(name: &str, params: &Map<String, Value>, ctx: &BmContext) -> Result
     (b.2)(&Params::new("switch.bm", params), ctx)
 }
 
-/// α of queue `q` for `pkt`: `alpha_unsched` for a packet its sender flagged unscheduled
+/// α of queue `q` for `pkt`: `alpha_unscheduled` for a packet its sender flagged unscheduled
 /// (`flags::UNSCHED`, a flow's first RTT), `alpha` otherwise (CBM, BSHARE, Reverie).
 #[inline]
 pub fn alpha_of(alpha: &[f64], alpha_unsched: &[f64], q: QueueRef, pkt: &Packet) -> f64 {
