@@ -47,6 +47,29 @@ LONG_MIN = 1_000_000     # bytes, inclusive
 CLASSES = ("incast", "short", "long")
 
 
+def repro_run(out, figure, series, x, seed, scale="quick", overrides=None):
+    """The run directory of series ``series`` at ``x`` and ``seed`` in ``sharebuf repro FIGURE --scale
+    SCALE --out OUT`` (``overrides``: its ``--set`` values), under this checkout's code and profile:
+    found by its content address, so an output directory that also holds runs of other seeds or of
+    an earlier profile gives the right one. Exits naming the command that makes it."""
+    import math
+    from pathlib import Path
+
+    from sharebuf.executor import run_key
+    from sharebuf.repro import list_figures
+    from sharebuf.repro.spec import points
+
+    for name, xx, sd, sc in points(list_figures()[figure], scale, [seed], overrides):
+        if name == series and math.isclose(float(xx), float(x)) and sd == seed:
+            d = Path(out) / "runs" / f"run-{run_key(sc)}"
+            if (d / "summary.json").is_file():
+                return d
+            sets = "".join(f" --set {k}={v}" for k, v in (overrides or {}).items())
+            sys.exit(f"--sharebuf-out {out}: no run of {figure} '{series}' at x = {x}, seed {seed} under this "
+                     f"checkout; make it with `sharebuf repro {figure} --scale {scale} --seeds {seed}{sets} --out {out}`")
+    sys.exit(f"{figure} has no series '{series}' at x = {x} at the {scale} scale")
+
+
 def slowdown(fct_s, size):
     return np.asarray(fct_s) / (BASE_RTT_S + np.asarray(size) * 8.0 / HOST_BPS)
 
