@@ -80,6 +80,9 @@ VARIANTS = {
     # the profile before ce_echo, partial_ack and recovery_timer
     "profile_rtobefore": ("ns3dc", {"transport.ce_echo": "packet", "transport.partial_ack": "window",
                                     "transport.recovery_timer": "restart"}),
+    # no receive-window limit on the first flight (sharebuf's default) instead of ns-3's SYN-ACK window
+    # (65,535 B, unscaled, until the first ACK): the profile before syn_ack_window_bytes
+    "profile_synwinnone": ("ns3dc", {"transport.syn_ack_window_bytes": "none"}),
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),

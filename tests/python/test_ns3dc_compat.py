@@ -301,6 +301,48 @@ def test_profile_fits_preopened_initial_window(tmp_path):
     assert fct["none"] > fct["ns3dc"]
 
 
+def test_profile_holds_the_first_flight_to_the_syn_ack_window(tmp_path):
+    """ns-3's sender takes the SYN-ACK's window unscaled (65,535 B) as its receive window until the
+    receiver's first ACK (TcpSocketBase::DoForwardUp, RFC 7323): a pre-opened 92,160 B response
+    with the "fit" window (66 segments of 1400 B) sends 46 (64,400 B) at once and the other 20 when
+    the ACK of the first arrives (the engine's rule, hand-computed:
+    transport::tcp::tests::syn_ack_window_holds_the_first_flight_until_the_first_ack). On an idle
+    star with 30 us links that ACK is back before the NIC has sent the 46, so the FCT below is
+    computed by hand (store-and-forward, ACKs unqueued, as test_fidelity's lone flow); without
+    the window all 66 go back to back. A bad value is one clear error."""
+    size, mss, hdr, rate, delay = 92_160, 1400, 54, 10**10, 30 * 10**6
+    s = lambda b: b * 8 * 10**12 // rate  # noqa: E731
+    sizes = [min(mss, size - o) for o in range(0, size, mss)]
+
+    def fct_ps(first_flight):
+        nic = sw = 0
+        arrive, ack = [], []
+        for i, b in enumerate(sizes):
+            release = 0 if i < first_flight else ack[0]
+            nic = max(release, nic) + s(b + hdr)
+            sw = max(nic + delay, sw) + s(b + hdr)
+            arrive.append(sw + delay)
+            ack.append(arrive[-1] + 2 * (s(hdr) + delay))
+        return arrive[-1]
+
+    csv = tmp_path / "incast.csv"
+    csv.write_text(f"id,src,dst,size_bytes,start_s,priority,query,handshake\n0,0,1,{size},0.0,1,0,false\n")
+    sc = star(hosts=2, delay_us=30.0)
+    sc["transport"] = {"cc": "newreno", "mss_bytes": mss, "header_bytes": hdr, "preopened_init_cwnd": "fit"}
+    sc["workload"] = [{"kind": "flows", "name": "incast", "file": str(csv), "handshake": False}]
+    fct = {}
+    for prof in ("ns3dc", "none"):
+        sc["profile"] = prof
+        fct[prof] = round(sharebuf.run(sc, quiet=True).flows.fct_s[0] * 1e12)
+    assert parse_scenario({**sc, "profile": "ns3dc"}).transport.syn_ack_window_bytes == 65535
+    assert parse_scenario({**sc, "profile": "none"}).transport.syn_ack_window_bytes == "none"
+    assert fct["ns3dc"] == fct_ps(46) and fct["none"] == fct_ps(66)
+    assert fct["ns3dc"] - fct["none"] > 40 * 10**6  # the 20 wait for a round trip
+    sc["transport"]["syn_ack_window_bytes"] = 0
+    with pytest.raises(ScenarioError, match="syn_ack_window_bytes"):
+        parse_scenario(sc)
+
+
 def test_profile_leaves_lost_retransmissions_to_the_timer():
     """ns-3.39 never resends a retransmitted segment before its RTO (TcpTxBuffer::NextSeg); the
     profile sets lost_retransmission = "rto" (the engine's behaviour both ways:

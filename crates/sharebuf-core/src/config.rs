@@ -279,6 +279,12 @@ pub struct TransportSpec {
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
     pub pacing_size: String,
+    /// The receive window the receiver advertises in its SYN-ACK, in bytes: a TCP sender keeps
+    /// its data in flight within it until the receiver's first ACK (0: no limit). ns-3 puts the
+    /// SYN-ACK's window field there unscaled (RFC 7323), at most 65,535 B, and scales the window
+    /// of every later ACK.
+    #[serde(default)]
+    pub syn_ack_window_bytes: u64,
 }
 
 fn tcp_kind() -> String {

@@ -193,6 +193,8 @@ def transport(sc: Scenario) -> dict:
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
                                                   ("recovery_timer", "restart"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
+    if t.syn_ack_window_bytes != "none":
+        extra["syn_ack_window_bytes"] = int(t.syn_ack_window_bytes)
     roce_workloads = any(getattr(w, "transport", None) == "roce" for w in sc.workload)
     if t.kind == "roce":
         # Named only for RoCE: a TCP scenario's spec (and run key) is unchanged.

@@ -37,6 +37,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # (one segment at once, whatever the window)
         "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
                                                      # partial ACK restarts the timer; EnterRecovery restarts none
+        "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
+                                                     # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
                                                      # no step marking at a sender's NIC
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):

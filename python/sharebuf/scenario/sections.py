@@ -136,6 +136,11 @@ class TransportSection(Section):
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).
     pacing_size: Literal["packet", "payload"] = "packet"
+    #: The receive window the receiver advertises in its SYN-ACK, in bytes: a TCP sender keeps its data in
+    #: flight within it until the receiver's first ACK, pre-opened connections (incast responses) included;
+    #: "none": no limit. ns-3 (so ns3dc) takes the SYN-ACK's 16-bit window unscaled (RFC 7323): 65535, so a
+    #: first flight holds 46 segments of 1400 B whatever the initial window.
+    syn_ack_window_bytes: Union[Annotated[int, NotBool, Field(ge=1)], Literal["none"]] = "none"
 
 
 

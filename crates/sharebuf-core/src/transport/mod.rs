@@ -75,6 +75,9 @@ pub struct TransportCfg {
     pub recovery_timer_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
+    /// Bytes a TCP sender may have in flight until the receiver's first ACK (the SYN-ACK's
+    /// window; u64::MAX: no limit).
+    pub syn_ack_window_bytes: u64,
     /// `kind = "roce"`: flows run the RoCE sender and receiver (`roce.rs`) instead of TCP.
     pub roce: bool,
     /// RoCE receiver: NACK suppression interval for the same expected sequence.
@@ -171,6 +174,7 @@ impl TransportCfg {
             partial_ack_rtx,
             recovery_timer_ns3,
             pace_payload_only,
+            syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },
             prr,
             roce,
             nack_interval_ps: t.nack_interval_ps,

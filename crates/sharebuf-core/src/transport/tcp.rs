@@ -49,6 +49,9 @@ pub struct TcpFlow {
     dupacks: u32,
     pub in_recovery: bool,
     pub win: Window,
+    /// The receive window the sender knows: the SYN-ACK's (`syn_ack_window_bytes`) until the
+    /// receiver's first ACK, then unlimited (u64::MAX).
+    rwnd_bytes: u64,
     pub cc: Option<FlowCc>,
     srtt_ps: f64,
     rttvar_ps: f64,
@@ -140,6 +143,7 @@ impl TcpFlow {
             dupacks: 0,
             in_recovery: false,
             win: Window { cwnd_bytes: init_cwnd_bytes(size_bytes, handshake, cfg), ssthresh_bytes: u64::MAX, mss_bytes: cfg.mss_bytes, pacing_rate_bps: 0 },
+            rwnd_bytes: cfg.syn_ack_window_bytes,
             cc: None,
             srtt_ps: 0.0,
             rttvar_ps: 0.0,
@@ -312,9 +316,15 @@ impl TcpFlow {
 
     /// Whether the window lets `len` more bytes go with `in_flight` outstanding: the TCP rule
     /// in_flight + len ≤ cwnd (RFC 5681), or, for algorithms whose window is a fractional
-    /// rate × τ (PowerTCP, HPCC), in_flight < cwnd as the HPCC/PowerTCP reference code does.
+    /// rate × τ (PowerTCP, HPCC), in_flight < cwnd as the HPCC/PowerTCP reference code does;
+    /// and in_flight + len ≤ the receive window (`syn_ack_window_bytes` until the first ACK: as
+    /// ns-3's `AvailableWindow` = min(rWnd, cWnd) − in flight, with `SendPendingData` holding a
+    /// segment that does not fit back unless it is the last of the data).
     #[inline]
     fn window_allows(&self, in_flight: u64, len: u64, cfg: &TransportCfg) -> bool {
+        if in_flight + len > self.rwnd_bytes {
+            return false;
+        }
         if self.partial_window {
             in_flight < self.win.cwnd_bytes.max(1)
         } else {
@@ -467,6 +477,11 @@ impl TcpFlow {
         if cfg.roce {
             self.roce_on_ack(pkt, int, now, cfg, out);
             return;
+        }
+        // Any ACK after the SYN-ACK carries the receiver's scaled window (ns-3's
+        // UpdateWindowSize: larger than the SYN-ACK's, so it is taken even from a duplicate ACK).
+        if pkt.flags & flags::SYN == 0 {
+            self.rwnd_bytes = u64::MAX;
         }
         // The common case first: an established sender out of recovery, nothing on the SACK
         // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
@@ -983,7 +998,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, pace_payload_only: false, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, pace_payload_only: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1247,7 +1262,51 @@ pub(crate) mod tests {
         assert_eq!(cw(92_160, false, &c), 10 * 1400);
     }
 
-/// Segment 1 (seq 0) lost twice: its first transmission and its fast retransmission (IW 20
+/// `syn_ack_window_bytes`: ns-3's sender keeps the SYN-ACK's unscaled window (65,535 B) as its
+    /// receive window until the receiver's first ACK. A pre-opened 92,160 B response with the
+    /// "fit" window (66 segments of 1400 B, the last 1160 B): 46 segments (64,400 B; a 47th would
+    /// make 65,800 > 65,535) at t = 0, the other 20 when the ACK of seq 0 arrives, at
+    /// tx + 2 x one way = 0.1 + 100 ms (ACKs not serialized; slow start: cwnd 67 segments then,
+    /// 45 in flight). Without the limit all 66 go at t = 0. With a handshake and the initial
+    /// window 55 (web-search flows in ns3dc), the first flight is 46 too: at the SYN-ACK (the SYN
+    /// serialized as data: 100.1 ms), the 47th when seq 0's ACK is back, 2 x 0.1 ms (the
+    /// handshake's final ACK, then seq 0, serialized) + 100 ms later.
+    #[test]
+    fn syn_ack_window_holds_the_first_flight_until_the_first_ack() {
+        let one_way = 50 * PS_PER_MS;
+        let tx = PS_PER_MS / 10;
+        for limit in [u64::MAX, 65_535] {
+            let mut c = cfg(1400, true);
+            c.preopened_cwnd_fit = true;
+            c.syn_ack_window_bytes = limit;
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(92_160, c, cc, one_way, tx, 0, Box::new(|_: &Packet, _| false));
+            h.run_until(1_000 * PS_PER_MS);
+            let at0 = h.sent.iter().filter(|s| s.0 == 0).count();
+            assert!(h.sent.iter().all(|s| !s.2), "no retransmission");
+            assert_eq!(h.sent.len(), 66);
+            if limit == u64::MAX {
+                assert_eq!(at0, 66);
+            } else {
+                assert_eq!(at0, 46);
+                let later: Vec<(Time, u64)> = h.sent[46..].iter().map(|s| (s.0, s.1)).collect();
+                assert_eq!(later, (46..66).map(|k| (tx + 2 * one_way, k * 1400)).collect::<Vec<_>>());
+            }
+        }
+        let mut c = cfg(1400, true);
+        c.handshake = true;
+        c.init_cwnd_packets = 55;
+        c.syn_ack_window_bytes = 65_535;
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(200_000, c, cc, one_way, tx, 0, Box::new(|_: &Packet, _| false));
+        h.run_until(1_000 * PS_PER_MS);
+        let t1 = h.sent[0].0;
+        assert_eq!(t1, tx + 2 * one_way, "data after the SYN-ACK");
+        assert_eq!(h.sent.iter().filter(|s| s.0 == t1).count(), 46);
+        assert_eq!(h.sent[46].0, t1 + 2 * tx + 2 * one_way);
+    }
+
+    /// Segment 1 (seq 0) lost twice: its first transmission and its fast retransmission (IW 20
     /// of 1000 B, 50 ms one way, RFC 6675). With `lost_retransmission = "detect"` the second loss
     /// is found when data sent after the retransmission is SACKed, and seq 0 is sent a third time
     /// within the recovery, before any timeout; with "rto" (ns-3.39) only the timer resends it, the
