@@ -44,38 +44,35 @@ def _inside(c: dict, d: dict):
     return lo <= m <= hi
 
 
-def cross_coverage(a: dict, b: dict):
-    """(B's value inside A's interval, A's inside B's, claims counted)."""
-    ab = ba = n = 0
+def paired(a: dict, b: dict):
+    """(figure, A's claim, B's claim) for every claim both renders judged."""
     for fid in a:
         cb = {c["id"]: c for c in b.get(fid, {}).get("claims", [])}
         for c in a[fid]["claims"]:
-            d = cb.get(c["id"])
-            if d is None:
-                continue
-            x, y = _inside(c, d), _inside(d, c)
-            if x is None or y is None:
-                continue
-            ab, ba, n = ab + x, ba + y, n + 1
+            if c["id"] in cb:
+                yield fid, c, cb[c["id"]]
+
+
+def cross_coverage(a: dict, b: dict):
+    """(B's value inside A's interval, A's inside B's, claims counted)."""
+    ab = ba = n = 0
+    for _, c, d in paired(a, b):
+        x, y = _inside(c, d), _inside(d, c)
+        if x is None or y is None:
+            continue
+        ab, ba, n = ab + x, ba + y, n + 1
     return ab, ba, n
 
 
 def compare(a: dict, b: dict):
     same, rows = {}, []
-    for fid in a:
-        if fid not in b:
-            continue
+    for fid, c, d in paired(a, b):
         paper = fid.split("-")[0].upper()
-        cb = {c["id"]: c for c in b[fid]["claims"]}
-        for c in a[fid]["claims"]:
-            d = cb.get(c["id"])
-            if d is None:
-                continue
-            va, vb = c.get("verdict"), d.get("verdict")
-            s, n = same.get(paper, (0, 0))
-            same[paper] = (s + (va == vb), n + 1)
-            if va != vb:
-                rows.append((fid, c["id"], va, _iv(c), vb, _iv(d), c.get("rule", "")))
+        va, vb = c.get("verdict"), d.get("verdict")
+        s, n = same.get(paper, (0, 0))
+        same[paper] = (s + (va == vb), n + 1)
+        if va != vb:
+            rows.append((fid, c["id"], va, _iv(c), vb, _iv(d), c.get("rule", "")))
     return same, rows
 
 

@@ -34,9 +34,11 @@ Needs numpy, pandas + pyarrow.
 """
 import csv
 import glob
+import math
 import os
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
