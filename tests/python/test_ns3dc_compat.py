@@ -341,6 +341,9 @@ def test_profile_holds_the_first_flight_to_the_syn_ack_window(tmp_path):
     sc["transport"]["syn_ack_window_bytes"] = 0
     with pytest.raises(ScenarioError, match="syn_ack_window_bytes"):
         parse_scenario(sc)
+    sc["transport"]["syn_ack_window_bytes"] = mss - 1  # no segment would ever fit
+    with pytest.raises(ScenarioError, match="syn_ack_window_bytes = 1399: below transport.mss_bytes = 1400"):
+        sharebuf.run(sc, quiet=True)
 
 
 def test_profile_leaves_lost_retransmissions_to_the_timer():

@@ -191,10 +191,12 @@ def transport(sc: Scenario) -> dict:
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
-                                                  ("recovery_timer", "restart"))
+                                                  ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
-    if t.syn_ack_window_bytes != "none":
-        extra["syn_ack_window_bytes"] = int(t.syn_ack_window_bytes)
+    if t.syn_ack_window_bytes != "none" and t.syn_ack_window_bytes < t.mss_bytes:
+        # a first segment that never fits would never be sent, and no ACK would ever lift the limit
+        raise ScenarioError(f"transport.syn_ack_window_bytes = {t.syn_ack_window_bytes}: below transport.mss_bytes = "
+                            f"{t.mss_bytes}, so no segment could be sent; allowed: 'none' or at least mss_bytes")
     roce_workloads = any(getattr(w, "transport", None) == "roce" for w in sc.workload)
     if t.kind == "roce":
         # Named only for RoCE: a TCP scenario's spec (and run key) is unchanged.
