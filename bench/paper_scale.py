@@ -31,7 +31,7 @@ the file). Every entry records the commit its engine was built from.
 * ``gridrun``: the grid itself at ``--grid-seeds`` (default 1, the issue's grid) with ``--jobs``
   workers (default 2), run whole by ``sharebuf repro`` into a fresh directory: wall time, CPU of
   the process tree, per-run wall times and the claims held at full scale, each against its
-  quick-scale verdict in docs/reproduction.md. Not nice'd: run it on an otherwise idle machine.
+  quick-scale verdict in docs/reproduction-quick.md. Not nice'd: run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def part_gridrun(args) -> None:
     """The ABM grid at full scale run whole, as a user runs it: `sharebuf repro abm-fig3 ... abm-fig12
     --scale full --seeds S --jobs J` into a fresh directory. Wall time, CPU of the whole process tree
     (the repro workers are its children: wait4), per-run wall times from points.parquet, and the
-    claims held, each against its verdict at the quick scale in docs/reproduction.md."""
+    claims held, each against its verdict at the quick scale in docs/reproduction-quick.md."""
     import pandas as pd
 
     figs = sorted({fid for fid, *_ in abm_points(None, "full", "code")}, key=lambda f: int(f.split("fig")[1]))
@@ -170,17 +170,20 @@ def part_gridrun(args) -> None:
 
 
 def quick_verdicts() -> dict:
-    """(figure, claim text) -> "yes"/"no": the verdicts of docs/reproduction.md's claims tables (quick scale)."""
+    """(figure, claim text) -> "yes"/"no": whether the claim holds in docs/reproduction-quick.md's
+    claims tables (quick scale; "no" for fails and inconclusive)."""
     import re
 
-    out, fig = {}, None
-    for line in (ROOT / "docs" / "reproduction.md").read_text().splitlines():
+    out, fig, col = {}, None, None
+    for line in (ROOT / "docs" / "reproduction-quick.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("## "):
             m = re.match(r"## ([a-z]+-fig\d+)", line)
-            fig = m.group(1) if m else None
-        elif fig and line.startswith("| ") and not line.startswith(("| claim", "|---")):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            out[(fig, cells[0])] = cells[-2].replace("*", "")  # holds is the column before the note
+            fig, col = (m.group(1) if m else None), None
+        elif fig and line.startswith("| claim"):
+            col = cells.index("verdict") if "verdict" in cells else None
+        elif fig and col is not None and line.startswith("| ") and not line.startswith("|---"):
+            out[(fig, cells[0])] = "yes" if cells[col].replace("*", "") == "holds" else "no"
     return out
 
 
@@ -204,7 +207,7 @@ def gridrun_lines(r: dict) -> list:
          f"{r['run_wall_s'] / 60:.1f} min, the longest {r['longest_run_s']:.0f} s), peak RSS {r['max_rss_mb']:.0f} MB per process. "
          f"By figure: {per}. The issue's target, the ABM grid at one seed in under 30 minutes on 2 cores, is met; "
          "the three seeds of `--scale full` take three times as long.", "",
-         f"Claims at full scale, seed 1: **{held} of {len(r['claims'])} hold** (at the quick scale in docs/reproduction.md, "
+         f"Claims at full scale, seed 1: **{held} of {len(r['claims'])} hold** (at the quick scale in docs/reproduction-quick.md, "
          f"{quick_held} of the same {len(r['claims'])}). {len(flips)} verdicts differ from the quick scale's"
          + (": " + "; ".join(f"{c['figure']} {c['id']} {'holds' if c['holds'] else 'fails'} (measured {c['measured']:.3g}"
                             + (f", paper {c['paper']:.3g}" if isinstance(c['paper'], (int, float)) else "") + ")" for c in flips) if flips else "")

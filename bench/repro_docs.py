@@ -9,8 +9,9 @@ table (measured value, 95% interval, verdict, what it rests on, the authors' sim
 Each paper's figures run as one ``sharebuf repro`` command, papers in order, so the wall time of
 each paper on this machine is measured (a run two papers share is counted with the first). DIR
 keeps the runs (content-addressed), so a second call only re-renders. Writes ``--doc`` (default
-docs/reproduction.md) with its images in the folder of the same name, and DIR/render.json with
-each paper's seeds and the wall time, jobs and machine of each call that ran it.
+docs/reproduction.md at the full scale, docs/reproduction-quick.md at the quick one) with its
+images in the folder of the same name, and DIR/render.json with each paper's seeds and the wall
+time, jobs and machine of each call that ran it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPERS = ["FB", "FAB", "ABM", "CBM", "BSHARE"]
+# the committed pages, one per scale, each linking to the other
+PAGES = {"full": "docs/reproduction.md", "quick": "docs/reproduction-quick.md"}
+OTHER_PAGE = {"full": (Path(PAGES["quick"]).name, "quick"), "quick": (Path(PAGES["full"]).name, "full")}
 
 
 def machine() -> dict:
@@ -57,11 +61,13 @@ def main() -> int:
     ap.add_argument("--seeds", default=None, help="comma list (default: each scale's seeds in the specs)")
     ap.add_argument("--papers", default=",".join(PAPERS), help="comma list of papers to run (default all five)")
     ap.add_argument("--render-only", metavar="DIR", default=None, help="re-render the docs from DIR without running")
-    ap.add_argument("--doc", default="docs/reproduction.md", help="the page to write (its images go to the folder of its name)")
+    ap.add_argument("--doc", default=None, help="the page to write (its images go to the folder of its name); "
+                    "default docs/reproduction.md for --scale full, docs/reproduction-quick.md for quick")
     a = ap.parse_args()
     # SIGTERM (a job scheduler, `kill`) ends the call as Ctrl-C does: the running paper's call is
     # recorded as interrupted and the child `sharebuf repro` is stopped (its finished runs are kept)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    a.doc = a.doc or PAGES[a.scale]
     if a.render_only:
         write_docs(Path(a.render_only), a.scale, ROOT / a.doc)
         return 0
@@ -186,7 +192,8 @@ def write_docs(out: Path, scale: str, doc: Path) -> None:
              f"({'the papers’ durations and seed counts' if scale == 'full' else 'short arrival windows, for a laptop; `--scale full` runs the papers’ durations and seed counts'}). "
              "How it works, how to read a verdict and how to add a figure: "
              "[repro.md](repro.md); what each finding rests on: [reproduction-notes.md](reproduction-notes.md); "
-             "the authors' simulator next to sharebuf: [validation.md](validation.md).", "",
+             "the authors' simulator next to sharebuf: [validation.md](validation.md). "
+             + (f"The same figures at the {other[1]} scale: [{other[0]}]({other[0]})." if (other := OTHER_PAGE.get(scale)) else ""), "",
              "**How to read a claims table.** *measured* is the claim's rule on the pooled runs (tails on the flows "
              "of all seeds together); the 95% interval is a bootstrap over seeds and, within each, over flows "
              "(incast responses with their query). A claim **holds** when its whole interval satisfies the rule, "
