@@ -83,6 +83,9 @@ VARIANTS = {
     # no receive-window limit on the first flight (sharebuf's default) instead of ns-3's SYN-ACK window
     # (65,535 B, unscaled, until the first ACK): the profile before syn_ack_window_bytes
     "profile_synwinnone": ("ns3dc", {"transport.syn_ack_window_bytes": "none"}),
+    # PRR's slow-start reduction bound on every ACK (RFC 6937, sharebuf's default) instead of ns-3.39's
+    # TcpPrrRecovery (only on an ACK of retransmitted data): the profile before prr_reduction_bound
+    "profile_prrssrb": ("ns3dc", {"transport.prr_reduction_bound": "ssrb"}),
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),

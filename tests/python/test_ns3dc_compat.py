@@ -454,6 +454,27 @@ def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
         sharebuf.run(sc, quiet=True)
 
 
+def test_profile_sets_ns3_prr_reduction_bound():
+    """ns-3.39's TcpPrrRecovery applies the slow-start reduction bound only on an ACK of retransmitted
+    data (hand-computed both ways: transport::tcp::tests::prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions).
+    The profile sets it; it is named in the engine spec only where PRR runs; a bad value is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "cubic"}
+    assert transport(parse_scenario(sc))["prr_reduction_bound"] == "ns3"
+    sc["transport"] = {"cc": "cubic", "recovery": "rfc6675"}
+    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "cubic", "recovery": "prr"}
+    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "recovery": "prr", "prr_reduction_bound": "ns3"}
+    assert transport(parse_scenario(sc))["prr_reduction_bound"] == "ns3"
+    sc["transport"] = {"cc": "cubic", "prr_reduction_bound": "crb"}
+    with pytest.raises(ScenarioError, match="prr_reduction_bound"):
+        parse_scenario(sc)
+
+
 def test_profile_sets_ns3dc_timely():
     """The profile runs TIMELY as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
     its parameters go to TIMELY only, a scenario's own value wins, and every rate-paced sender

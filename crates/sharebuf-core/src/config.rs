@@ -275,6 +275,13 @@ pub struct TransportSpec {
     /// the last timeout restarts it, `NewAck(ack, m_isFirstPartialAck)`).
     #[serde(default = "restart")]
     pub recovery_timer: String,
+    /// PRR's bound while the pipe is at or below ssthresh (`recovery = "prr"`): "ssrb" (RFC 6937
+    /// §3's slow-start reduction bound on every ACK: max(prr_delivered − prr_out, DeliveredData)
+    /// + MSS) or "ns3" (ns-3.39's `TcpPrrRecovery::DoRecovery`: that bound only on an ACK whose
+    /// cumulative acknowledgment covers a retransmitted segment not SACKed before
+    /// (`m_isRetransDataAcked`, set in `CA_RECOVERY` only), else DeliveredData alone).
+    #[serde(default = "ssrb")]
+    pub prr_reduction_bound: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -301,6 +308,10 @@ fn rto() -> String {
 
 fn restart() -> String {
     "restart".into()
+}
+
+fn ssrb() -> String {
+    "ssrb".into()
 }
 
 fn window() -> String {

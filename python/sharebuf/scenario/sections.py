@@ -132,6 +132,12 @@ class TransportSection(Section):
     #: ACK of new data) or "ns3" (ns-3.39: not restarted when recovery begins; of the partial ACKs only the
     #: first since the last full ACK of a recovery or the last timeout restarts it).
     recovery_timer: Literal["restart", "ns3"] = "restart"
+    #: PRR's bound while the pipe is at or below ssthresh (recovery = "prr"): "ssrb" (RFC 6937's slow-start
+    #: reduction bound on every ACK: max(prr_delivered - prr_out, DeliveredData) + one MSS) or "ns3"
+    #: (ns-3.39's TcpPrrRecovery: that bound only on an ACK whose cumulative acknowledgment covers a
+    #: retransmitted segment not SACKed before, else DeliveredData alone, so a sender that lost most of
+    #: its window resends no faster than its ACKs come back).
+    prr_reduction_bound: Literal["ssrb", "ns3"] = "ssrb"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

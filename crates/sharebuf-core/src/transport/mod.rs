@@ -73,6 +73,10 @@ pub struct TransportCfg {
     /// in recovery only the first since the last full ACK or timeout restarts it (ns-3.39's
     /// `NewAck(ack, m_isFirstPartialAck)`).
     pub recovery_timer_ns3: bool,
+    /// PRR's slow-start reduction bound only on an ACK that cumulatively acknowledges a
+    /// retransmitted, un-SACKed segment in recovery, else DeliveredData (ns-3.39's
+    /// `TcpPrrRecovery::DoRecovery` with `m_isRetransDataAcked`).
+    pub prr_ssrb_rtx_acked: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// Bytes a TCP sender may have in flight until the receiver's first ACK (the SYN-ACK's
@@ -123,6 +127,7 @@ impl TransportCfg {
         let ce_echo_ns3 = two_way("ce_echo", &t.ce_echo, "packet", "ns3")?;
         let partial_ack_rtx = two_way("partial_ack", &t.partial_ack, "window", "ns3")?;
         let recovery_timer_ns3 = two_way("recovery_timer", &t.recovery_timer, "restart", "ns3")?;
+        let prr_ssrb_rtx_acked = two_way("prr_reduction_bound", &t.prr_reduction_bound, "ssrb", "ns3")?;
         if partial_ack_rtx && !t.sack {
             return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
         }
@@ -173,6 +178,7 @@ impl TransportCfg {
             ce_echo_ns3,
             partial_ack_rtx,
             recovery_timer_ns3,
+            prr_ssrb_rtx_acked,
             pace_payload_only,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },
             prr,

@@ -425,8 +425,11 @@ impl TcpFlow {
 
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
     /// `delivered` bytes: cwnd = pipe + sndcnt. As Linux and ns-3, the first ACK of the
-    /// recovery may always send one segment (the fast retransmit).
-    fn prr_update(&mut self, delivered: u64, cfg: &TransportCfg) {
+    /// recovery may always send one segment (the fast retransmit). With
+    /// `prr_reduction_bound = "ns3"` the slow-start bound applies only when `rtx_acked` (the
+    /// ACK cumulatively acknowledged a retransmitted segment not SACKed before), else the
+    /// bound is DeliveredData: ns-3.39's `TcpPrrRecovery::DoRecovery`.
+    fn prr_update(&mut self, delivered: u64, rtx_acked: bool, cfg: &TransportCfg) {
         self.prr_delivered += delivered;
         let pipe = self.pipe(cfg);
         let ssthresh = self.win.ssthresh_bytes;
@@ -436,7 +439,11 @@ impl TcpFlow {
             target.saturating_sub(self.prr_out)
         } else {
             // Slow-start reduction bound.
-            let limit = (self.prr_delivered.saturating_sub(self.prr_out)).max(delivered) + cfg.mss_bytes;
+            let limit = if cfg.prr_ssrb_rtx_acked && !rtx_acked {
+                delivered
+            } else {
+                (self.prr_delivered.saturating_sub(self.prr_out)).max(delivered) + cfg.mss_bytes
+            };
             (ssthresh - pipe).min(limit)
         };
         let sndcnt = if self.prr_out == 0 { sndcnt.max(cfg.mss_bytes) } else { sndcnt };
@@ -555,6 +562,13 @@ impl TcpFlow {
         let mut partial_rtx = false;
         // This ACK of new data is a partial ACK in recovery.
         let mut partial = false;
+        // ns-3.39's m_isRetransDataAcked (prr_reduction_bound = "ns3"): a partial ACK in
+        // recovery whose cumulative acknowledgment covers a segment retransmitted in this
+        // recovery and not SACKed before (ReceivedAck, before DiscardUpTo).
+        let rtx_acked = cfg.prr_ssrb_rtx_acked && self.in_recovery && ack > self.snd_una && ack < self.recover && {
+            let (una, sb, marks) = (self.snd_una, &self.sb, &self.rtx_marks);
+            marks.iter().any(|&(seq, _)| seq >= una && seq < ack && sb.covering(seq).is_none())
+        };
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -576,7 +590,8 @@ impl TcpFlow {
                         self.prr_out = 0;
                         self.recover_fs = flight;
                         let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
-                        self.prr_update(delivered, cfg);
+                        // ns-3.39 sets m_isRetransDataAcked in CA_RECOVERY only, never in CWR.
+                        self.prr_update(delivered, false, cfg);
                     } else {
                         // ns-3's TcpClassicRecovery::EnterRecovery: cwnd = ssthresh.
                         self.win.cwnd_bytes = self.win.ssthresh_bytes;
@@ -715,7 +730,7 @@ impl TcpFlow {
         let cwr_prr_now = cfg.prr && self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
         if cfg.prr && self.in_recovery || cwr_prr_now {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
-            self.prr_update(delivered, cfg);
+            self.prr_update(delivered, rtx_acked && !cwr_prr_now, cfg);
         }
         if partial_rtx && self.in_recovery {
             self.partial_ack_retransmit(now, cfg, out);
@@ -998,7 +1013,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, pace_payload_only: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, pace_payload_only: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1653,6 +1668,49 @@ pub(crate) mod tests {
         let t_exit = h.ack_log[exit].0;
         let cw = h.trace.iter().find(|x| x.0 == t_exit).unwrap().1;
         assert_eq!(cw, 10_000, "cwnd = ssthresh at the end of recovery");
+    }
+
+    /// PRR's slow-start reduction bound on every ACK ("ssrb", RFC 6937) or, as ns-3.39's
+    /// `TcpPrrRecovery::DoRecovery`, only on an ACK that cumulatively acknowledges a
+    /// retransmission ("ns3"; else DeliveredData). IW 20 segments of 1000 B (NewReno, SACK, no
+    /// handshake), the first transmissions of segments 0..9 lost. Segments 10..19 come back as
+    /// duplicate ACKs; the 3rd (SACK of 10..12) starts recovery: ssthresh 10 000, RecoverFS
+    /// 20 000, the fast retransmit of 0 (prr_out 1000). On the j-th recovery ACK (j = 1..8, SACK
+    /// of segment 11 + j), DeliveredData = 1000, prr_delivered = 1000·j, SACKed j + 2 segments,
+    /// pipe = 20 − (j + 2) − (holes not yet resent), below ssthresh from the start:
+    ///   "ssrb", j = 1: pipe 20 − 3 − 9 = 8, limit max(1000 − 1000, 1000) + 1000 = 2000,
+    ///     ssthresh − pipe = 2000: segments 1 and 2 too (3 sent); j ≥ 2: pipe 9, limit 2000,
+    ///     ssthresh − pipe = 1000: one each (3..9, the last hole at j = 8);
+    ///   "ns3", no ACK of a retransmission: limit = DeliveredData = 1000: one each (1 at j = 1
+    ///     besides the fast retransmit: 2 sent; then 2..8, pipe 8).
+    /// The 9th recovery ACK (ack 1000) acknowledges the retransmitted 0: prr_delivered 9000;
+    ///   "ssrb": prr_out 10 000, pipe 19 − 10 = 9: min(1000, 2000): one new segment (20);
+    ///   "ns3": prr_out 9000, pipe 19 − 10 − 1 (9 not resent) = 8, the bound max(0, 1000) +
+    ///     1000 = 2000 = ssthresh − pipe: segment 9 and new segment 20 (2 sent).
+    #[test]
+    fn prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions() {
+        for (ns3, want) in [(false, vec![3, 1, 1, 1, 1, 1, 1, 1, 1]), (true, vec![2, 1, 1, 1, 1, 1, 1, 1, 2])] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.prr_ssrb_rtx_acked = ns3;
+            let mut first_tx = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| p.seq < 10_000 && first_tx.insert(p.seq);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(1_000_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(210 * PS_PER_MS);
+            let log = &h.ack_log;
+            let first = log.iter().position(|a| a.2).expect("recovery");
+            assert_eq!(first, 2, "the third duplicate ACK starts recovery");
+            let sent_per_ack: Vec<usize> = (first..first + 9).map(|k| log[k].1 - log[k - 1].1).collect();
+            assert_eq!(sent_per_ack, want, "ns3 = {ns3}");
+            assert_eq!(h.f.win.ssthresh_bytes, 10_000);
+            // What each sent: the holes in order, then new data from 20 000.
+            let seqs: Vec<u64> = h.sent.iter().skip(20).take(11).map(|s| s.1 / 1000).collect();
+            assert_eq!(seqs, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20], "ns3 = {ns3}");
+            let rtx = h.sent.iter().filter(|s| s.2).count();
+            assert_eq!(rtx, 10);
+        }
     }
 
     /// RFC 6675 recovery on the same loss as the PRR test: the fast retransmit of segment 1
