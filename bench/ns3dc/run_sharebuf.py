@@ -83,6 +83,11 @@ VARIANTS = {
     # no receive-window limit on the first flight (sharebuf's default) instead of ns-3's SYN-ACK window
     # (65,535 B, unscaled, until the first ACK): the profile before syn_ack_window_bytes
     "profile_synwinnone": ("ns3dc", {"transport.syn_ack_window_bytes": "none"}),
+    # an ECN-Echo after a timeout runs PRR over the data outstanding and a window below one segment still
+    # sends one (sharebuf's default) instead of ns-3.39's SetSentListLost / EnterCwr from CA_LOSS and
+    # SendPendingData's silly-window check: the profile before loss_cwr (DCTCP's loss rule without its
+    # 2-segment floor either way)
+    "profile_losscwrflight": ("ns3dc", {"transport.loss_cwr": "flight"}),
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),

@@ -426,6 +426,29 @@ def test_profile_brings_dctcp_cwr_window_down_by_prr():
         parse_scenario(sc)
 
 
+def test_profile_sets_ns3_loss_cwr_for_ecn_capable_flows():
+    """ns-3.39 presumes lost at a timeout all un-SACKed data (SetSentListLost) and enters CA_CWR from
+    CA_LOSS on an ECN-Echo: PRR counts only the resent data in flight, and a window below one segment
+    sends nothing (SendPendingData). Hand-computed both ways in
+    transport::tcp::tests::loss_cwr_echo_after_a_timeout_stalls_as_ns3_or_sends_the_flight (ns3: the
+    last segment waits for a second timeout, 436.0 ms; flight: in at 226.0 ms). The profile sets it;
+    the engine spec names it only for ECN-capable flows (a Cubic run's key is unchanged); a bad value
+    is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp"}
+    assert transport(parse_scenario(sc))["loss_cwr"] == "ns3"
+    sc["transport"] = {"cc": "cubic"}
+    assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "dctcp"}
+    assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "loss_cwr": "lost"}
+    with pytest.raises(ScenarioError, match="loss_cwr"):
+        parse_scenario(sc)
+
+
 def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
     """ns-3.39's receiver echoes a CE only above m_ecnCESeq, its partial ACKs in CA_RECOVERY call
     DoRetransmit, and only the first of them restarts the timer. The profile sets all three (each

@@ -275,6 +275,15 @@ pub struct TransportSpec {
     /// the last timeout restarts it, `NewAck(ack, m_isFirstPartialAck)`).
     #[serde(default = "restart")]
     pub recovery_timer: String,
+    /// An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK
+    /// reaches what had been sent when it fired: "flight" (PRR in CWR counts the data
+    /// outstanding as the pipe, and a window below one segment still sends one when nothing is
+    /// in flight) or "ns3" (ns-3.39's `TcpTxBuffer::SetSentListLost`: the data not resent since
+    /// the timeout is presumed lost, so an ECN-Echo that enters CWR meanwhile, `EnterCwr` from
+    /// `CA_LOSS`, runs PRR over only what was resent; and `SendPendingData`'s silly-window
+    /// check: a window below one segment sends nothing unless the rest of the data fits).
+    #[serde(default = "flight")]
+    pub loss_cwr: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -301,6 +310,10 @@ fn rto() -> String {
 
 fn restart() -> String {
     "restart".into()
+}
+
+fn flight() -> String {
+    "flight".into()
 }
 
 fn window() -> String {

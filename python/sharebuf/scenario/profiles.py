@@ -37,6 +37,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # (one segment at once, whatever the window)
         "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
                                                      # partial ACK restarts the timer; EnterRecovery restarts none
+        "transport.loss_cwr": "ns3",                 # SetSentListLost at a timeout, EnterCwr from CA_LOSS: an ECN-Echo
+                                                     # after a timeout runs PRR over the resent data only, and a
+                                                     # window below one segment waits (SendPendingData): the next timeout
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
                                                      # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:

@@ -56,9 +56,11 @@ impl Dctcp {
         Dctcp { loss_alpha: self.loss_alpha, slow_start: self.slow_start, ..Dctcp::new(self.g, self.initial_alpha) }
     }
 
-    /// ns-3.39 `TcpDctcp::GetSsThresh`: cwnd·(1 − α/2), truncated to whole bytes.
+    /// ns-3.39 `TcpDctcp::GetSsThresh`: cwnd·(1 − α/2), truncated to whole bytes, with no
+    /// floor (RFC 5681's 2 segments is TcpLinuxReno's, not DCTCP's): after a timeout, with cwnd
+    /// at one segment, it is below one segment.
     fn alpha_ssthresh(&self, w: &Window) -> u64 {
-        (((w.cwnd_bytes as f64) * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss_bytes)
+        ((w.cwnd_bytes as f64) * (1.0 - self.alpha / 2.0)) as u64
     }
 
     pub fn alpha(&self) -> f64 {
@@ -166,16 +168,23 @@ mod tests {
         assert!((ns3.alpha() - 15.0 / 16.0).abs() < 1e-12);
         assert_eq!(ns3.ssthresh_after_loss(&w, 30_000), 21_250);
         assert_eq!(ns3.ssthresh_after_timeout(&w, 30_000), 21_250);
-        // alpha near 0 (no marks for long): barely any back-off, floored at 2 MSS only for tiny windows.
+        // alpha near 0 (no marks for long): barely any back-off; no floor: 1500 * 0.995 = 1492.5.
         ns3.alpha = 0.01;
         assert_eq!(ns3.ssthresh_after_loss(&w, 30_000), 39_800);
         let tiny = Window { cwnd_bytes: 1500, ..w };
-        assert_eq!(ns3.ssthresh_after_loss(&tiny, 1500), 2000);
+        assert_eq!(ns3.ssthresh_after_loss(&tiny, 1500), 1492);
+        // one segment after a timeout at alpha = 1: ns-3 gives half a segment (the halving rule
+        // floors at 2 segments).
+        ns3.alpha = 1.0;
+        let one = Window { cwnd_bytes: 1000, ..w };
+        assert_eq!(ns3.ssthresh_after_loss(&one, 2000), 500);
+        assert_eq!(ns3.ssthresh_after_timeout(&one, 2000), 500);
         // RFC 8257 §3.5 (the default): halve on loss; RFC 5681 eq. 4 at a timeout.
         let mut rfc = Dctcp::new(1.0 / 16.0, 1.0);
         rfc.alpha = 0.01;
         assert_eq!(rfc.ssthresh_after_loss(&w, 30_000), 20_000);
         assert_eq!(rfc.ssthresh_after_timeout(&w, 30_000), 15_000);
+        assert_eq!(rfc.ssthresh_after_loss(&one, 2000), 2000);
         // the per-flow copy keeps the setting
         assert!(ns3.fresh().loss_alpha && !rfc.fresh().loss_alpha);
     }
