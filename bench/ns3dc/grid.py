@@ -213,9 +213,10 @@ def cmd_sharebuf(args):
                 for variant in args.variants.split(","):
                     prof, keys = VARIANTS[variant]
                     cc_keys = [k for k in keys if k.startswith("transport.cc_params.")]
-                    if any(cc_param_owner(k) not in (None, p["tcp"]) for k in cc_keys) or \
+                    other = [k for k in cc_keys if cc_param_owner(k) not in (None, p["tcp"])]
+                    if (other and len(other) == len(keys)) or \
                             (cc_keys and variant.startswith("profile_timely") != (p["tcp"] == "timely")):
-                        continue  # another congestion control's parameters
+                        continue  # only another congestion control's parameters (with_keys drops them)
                     dest = sb_path(variant, p, alg, seed)
                     if dest.exists() and not args.force:
                         continue

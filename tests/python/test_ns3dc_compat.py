@@ -426,6 +426,44 @@ def test_profile_brings_dctcp_cwr_window_down_by_prr():
         parse_scenario(sc)
 
 
+def test_loss_cwr_named_for_ecn_capable_flows_only():
+    """ns-3.39 presumes lost at a timeout all un-SACKed data (SetSentListLost) and enters CA_CWR from
+    CA_LOSS on an ECN-Echo: PRR counts only the resent data in flight, and a window below one segment
+    sends nothing (SendPendingData). Hand-computed both ways in
+    transport::tcp::tests::loss_cwr_echo_after_a_timeout_stalls_as_ns3_or_sends_the_flight (ns3: the
+    last segment waits for a second timeout, 436.0 ms; flight: in at 226.0 ms). The engine spec names
+    it only when set and only for ECN-capable flows (a Cubic run's key is unchanged); the ns3dc profile
+    does not set it (docs/validation.md, "Found, not yet in the profile"); a bad value is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "dctcp"}
+    assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "loss_cwr": "ns3"}
+    assert transport(parse_scenario(sc))["loss_cwr"] == "ns3"
+    sc["transport"] = {"cc": "cubic", "loss_cwr": "ns3"}
+    assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "dctcp"}
+    assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "loss_cwr": "lost"}
+    with pytest.raises(ScenarioError, match="loss_cwr"):
+        parse_scenario(sc)
+
+
+def test_dctcp_loss_ssthresh_ns3_is_floorless():
+    """DCTCP's loss rule: "alpha" is cwnd (1 - alpha/2) floored at 2 segments, "ns3" is ns-3.39's
+    TcpDctcp::GetSsThresh without a floor (hand-computed in cc::dctcp's tests: one 1000 B segment
+    at alpha = 1 gives 500 B). Both are accepted; anything else is a clear error naming the values."""
+    sc = star(hosts=2)
+    for rule in ("half", "alpha", "ns3"):
+        sc["transport"] = {"cc": "dctcp", "cc_params": {"loss_ssthresh": rule}}
+        sharebuf.run(sc, quiet=True)
+    sc["transport"] = {"cc": "dctcp", "cc_params": {"loss_ssthresh": "floor"}}
+    with pytest.raises(Exception, match="loss_ssthresh"):
+        sharebuf.run(sc, quiet=True)
+
+
 def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
     """ns-3.39's receiver echoes a CE only above m_ecnCESeq, its partial ACKs in CA_RECOVERY call
     DoRetransmit, and only the first of them restarts the timer. The profile sets all three (each
@@ -454,16 +492,19 @@ def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
         sharebuf.run(sc, quiet=True)
 
 
-def test_profile_sets_ns3_prr_reduction_bound():
+def test_prr_reduction_bound_named_where_prr_runs():
     """ns-3.39's TcpPrrRecovery applies the slow-start reduction bound only on an ACK of retransmitted
     data (hand-computed both ways: transport::tcp::tests::prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions).
-    The profile sets it; it is named in the engine spec only where PRR runs; a bad value is a clear error."""
+    It is named in the engine spec only when set and only where PRR runs; the ns3dc profile does not
+    set it (docs/validation.md, "Found, not yet in the profile"); a bad value is a clear error."""
     from sharebuf.scenario.engine_spec import transport
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "cubic"}
+    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "prr_reduction_bound": "ns3"}
     assert transport(parse_scenario(sc))["prr_reduction_bound"] == "ns3"
-    sc["transport"] = {"cc": "cubic", "recovery": "rfc6675"}
+    sc["transport"] = {"cc": "cubic", "recovery": "rfc6675", "prr_reduction_bound": "ns3"}
     assert "prr_reduction_bound" not in transport(parse_scenario(sc))
     sc["profile"] = "none"
     sc["transport"] = {"cc": "cubic", "recovery": "prr"}

@@ -282,6 +282,15 @@ pub struct TransportSpec {
     /// (`m_isRetransDataAcked`, set in `CA_RECOVERY` only), else DeliveredData alone).
     #[serde(default = "ssrb")]
     pub prr_reduction_bound: String,
+    /// An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK
+    /// reaches what had been sent when it fired: "flight" (PRR in CWR counts the data
+    /// outstanding as the pipe, and a window below one segment still sends one when nothing is
+    /// in flight) or "ns3" (ns-3.39's `TcpTxBuffer::SetSentListLost`: the data not resent since
+    /// the timeout is presumed lost, so an ECN-Echo that enters CWR meanwhile, `EnterCwr` from
+    /// `CA_LOSS`, runs PRR over only what was resent; and `SendPendingData`'s silly-window
+    /// check: a window below one segment sends nothing unless the rest of the data fits).
+    #[serde(default = "flight")]
+    pub loss_cwr: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -312,6 +321,10 @@ fn restart() -> String {
 
 fn ssrb() -> String {
     "ssrb".into()
+}
+
+fn flight() -> String {
+    "flight".into()
 }
 
 fn window() -> String {

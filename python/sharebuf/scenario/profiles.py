@@ -37,8 +37,6 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # (one segment at once, whatever the window)
         "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
                                                      # partial ACK restarts the timer; EnterRecovery restarts none
-        "transport.prr_reduction_bound": "ns3",      # TcpPrrRecovery::DoRecovery: the slow-start reduction bound
-                                                     # only on an ACK of retransmitted data (m_isRetransDataAcked)
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
                                                      # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:

@@ -138,6 +138,13 @@ class TransportSection(Section):
     #: retransmitted segment not SACKed before, else DeliveredData alone, so a sender that lost most of
     #: its window resends no faster than its ACKs come back).
     prr_reduction_bound: Literal["ssrb", "ns3"] = "ssrb"
+    #: An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK reaches what
+    #: had been sent when it fired: "flight" (PRR in CWR counts the data outstanding as the pipe; a window
+    #: below one segment still sends one when nothing is in flight) or "ns3" (ns-3.39's SetSentListLost: the
+    #: data not resent since the timeout is presumed lost, so an ECN-Echo meanwhile, EnterCwr from CA_LOSS,
+    #: runs PRR over only what was resent; and SendPendingData's silly-window check: a window below one
+    #: segment sends nothing unless the rest of the data fits, so such a sender waits for the next timeout).
+    loss_cwr: Literal["flight", "ns3"] = "flight"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

@@ -3,8 +3,9 @@
 //! initial α = 1, g = 1/16; on an ECN echo, at most once per window, cwnd ← cwnd·(1 − α/2).
 //! Loss halves the window like standard TCP (RFC 8257 §3.5, Linux); ns-3's TcpDctcp uses
 //! (1 − α/2) for losses too, which without ECN marks (α → 0) hardly backs off at all: that is
-//! `loss_ssthresh = "alpha"` (ns-3.39 `TcpDctcp::GetSsThresh`, called by `TcpSocketBase` at a
-//! fast retransmit and at a timeout alike). `slow_start = false` grows the window by congestion
+//! `loss_ssthresh = "ns3"` (ns-3.39 `TcpDctcp::GetSsThresh`, called by `TcpSocketBase` at a
+//! fast retransmit and at a timeout alike, and with no floor: one segment at α = 1 gives half a
+//! segment); `"alpha"` is the same rule floored at RFC 5681's 2 segments. `slow_start = false` grows the window by congestion
 //! avoidance only, from the first ACK on (ns3dc's `TcpSocketState::m_useSS` false, which its
 //! Credence example sets for DCTCP: `TcpLinuxReno::IncreaseWindow` then never slow-starts).
 
@@ -26,6 +27,8 @@ pub struct Dctcp {
     started: bool,
     /// ssthresh after a loss or a timeout is cwnd·(1 − α/2) (ns-3.39 `TcpDctcp`), not cwnd/2.
     loss_alpha: bool,
+    /// ... floored at 2 segments ("alpha"), or not (ns-3's, "ns3").
+    loss_floor: bool,
     /// false: congestion avoidance only (ns3dc's `m_useSS` false).
     slow_start: bool,
 }
@@ -38,27 +41,31 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     if g > 1.0 || !(0.0..=1.0).contains(&a0) {
         return Err(format!("transport.cc_params: g = {g} and initial_alpha = {a0} must lie in (0, 1] and [0, 1]"));
     }
-    let loss_alpha = p.str_or("loss_ssthresh", "half", &["half", "alpha"])? == "alpha";
+    let rule = p.str_or("loss_ssthresh", "half", &["half", "alpha", "ns3"])?;
     let slow_start = p.bool_or("slow_start", true)?;
     let mut cc = Dctcp::new(g, a0);
-    cc.loss_alpha = loss_alpha;
+    cc.loss_alpha = rule != "half";
+    cc.loss_floor = rule == "alpha";
     cc.slow_start = slow_start;
     Ok(Box::new(cc))
 }
 
 impl Dctcp {
     pub fn new(g: f64, initial_alpha: f64) -> Self {
-        Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false, loss_alpha: false, slow_start: true }
+        Dctcp { g, alpha: initial_alpha, initial_alpha, growth: RenoGrowth::default(), acked_in_window: 0, marked_in_window: 0, window_end: 0, cwr_end: 0, started: false, loss_alpha: false, loss_floor: true, slow_start: true }
     }
 
     /// A fresh per-flow instance with the same parameters.
     fn fresh(&self) -> Self {
-        Dctcp { loss_alpha: self.loss_alpha, slow_start: self.slow_start, ..Dctcp::new(self.g, self.initial_alpha) }
+        Dctcp { loss_alpha: self.loss_alpha, loss_floor: self.loss_floor, slow_start: self.slow_start, ..Dctcp::new(self.g, self.initial_alpha) }
     }
 
-    /// ns-3.39 `TcpDctcp::GetSsThresh`: cwnd·(1 − α/2), truncated to whole bytes.
+    /// cwnd·(1 − α/2), truncated to whole bytes: ns-3.39 `TcpDctcp::GetSsThresh` has no floor
+    /// (RFC 5681's 2 segments is TcpLinuxReno's, not DCTCP's), so after a timeout, with cwnd at
+    /// one segment, it is below one segment; `"alpha"` floors it at 2 segments.
     fn alpha_ssthresh(&self, w: &Window) -> u64 {
-        (((w.cwnd_bytes as f64) * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss_bytes)
+        let s = ((w.cwnd_bytes as f64) * (1.0 - self.alpha / 2.0)) as u64;
+        if self.loss_floor { s.max(2 * w.mss_bytes) } else { s }
     }
 
     pub fn alpha(&self) -> f64 {
@@ -158,6 +165,7 @@ mod tests {
         // alpha after one unmarked window from 1: 15/16; ns-3: 40,000 * (1 - 15/32) = 21,250.
         let mut ns3 = Dctcp::new(1.0 / 16.0, 1.0);
         ns3.loss_alpha = true;
+        ns3.loss_floor = false;
         let mut w2 = w;
         ns3.on_ack(&mut w2, &ack(1000, false, 1000, 10_000));
         for i in 2..=10 {
@@ -166,18 +174,32 @@ mod tests {
         assert!((ns3.alpha() - 15.0 / 16.0).abs() < 1e-12);
         assert_eq!(ns3.ssthresh_after_loss(&w, 30_000), 21_250);
         assert_eq!(ns3.ssthresh_after_timeout(&w, 30_000), 21_250);
-        // alpha near 0 (no marks for long): barely any back-off, floored at 2 MSS only for tiny windows.
+        // alpha near 0 (no marks for long): barely any back-off; no floor: 1500 * 0.995 = 1492.5.
         ns3.alpha = 0.01;
         assert_eq!(ns3.ssthresh_after_loss(&w, 30_000), 39_800);
         let tiny = Window { cwnd_bytes: 1500, ..w };
-        assert_eq!(ns3.ssthresh_after_loss(&tiny, 1500), 2000);
+        assert_eq!(ns3.ssthresh_after_loss(&tiny, 1500), 1492);
+        // one segment after a timeout at alpha = 1: ns-3 gives half a segment (the halving rule
+        // floors at 2 segments).
+        ns3.alpha = 1.0;
+        let one = Window { cwnd_bytes: 1000, ..w };
+        assert_eq!(ns3.ssthresh_after_loss(&one, 2000), 500);
+        assert_eq!(ns3.ssthresh_after_timeout(&one, 2000), 500);
         // RFC 8257 §3.5 (the default): halve on loss; RFC 5681 eq. 4 at a timeout.
         let mut rfc = Dctcp::new(1.0 / 16.0, 1.0);
         rfc.alpha = 0.01;
         assert_eq!(rfc.ssthresh_after_loss(&w, 30_000), 20_000);
         assert_eq!(rfc.ssthresh_after_timeout(&w, 30_000), 15_000);
+        assert_eq!(rfc.ssthresh_after_loss(&one, 2000), 2000);
+        // "alpha": the same rule floored at 2 segments
+        let mut floored = Dctcp { loss_alpha: true, ..Dctcp::new(1.0 / 16.0, 1.0) };
+        floored.alpha = 0.01;
+        assert_eq!(floored.ssthresh_after_loss(&w, 30_000), 39_800);
+        assert_eq!(floored.ssthresh_after_loss(&tiny, 1500), 2000);
+        floored.alpha = 1.0;
+        assert_eq!(floored.ssthresh_after_timeout(&one, 2000), 2000);
         // the per-flow copy keeps the setting
-        assert!(ns3.fresh().loss_alpha && !rfc.fresh().loss_alpha);
+        assert!(ns3.fresh().loss_alpha && !ns3.fresh().loss_floor && !rfc.fresh().loss_alpha && floored.fresh().loss_floor);
     }
 
     /// `slow_start = false` (ns3dc's `m_useSS` false): from a 22-segment initial window and an

@@ -77,6 +77,12 @@ pub struct TransportCfg {
     /// retransmitted, un-SACKed segment in recovery, else DeliveredData (ns-3.39's
     /// `TcpPrrRecovery::DoRecovery` with `m_isRetransDataAcked`).
     pub prr_ssrb_rtx_acked: bool,
+    /// ECN-capable flows, after a timeout until the cumulative ACK reaches what had been sent
+    /// when it fired: only the data resent since counts in PRR's pipe (ns-3.39's
+    /// `SetSentListLost`), so an ECN-Echo meanwhile (`EnterCwr` from `CA_LOSS`) runs PRR over
+    /// it; and always, a window below one segment sends nothing unless the rest of the data
+    /// fits (`SendPendingData`'s silly-window check).
+    pub loss_cwr_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// Bytes a TCP sender may have in flight until the receiver's first ACK (the SYN-ACK's
@@ -128,6 +134,7 @@ impl TransportCfg {
         let partial_ack_rtx = two_way("partial_ack", &t.partial_ack, "window", "ns3")?;
         let recovery_timer_ns3 = two_way("recovery_timer", &t.recovery_timer, "restart", "ns3")?;
         let prr_ssrb_rtx_acked = two_way("prr_reduction_bound", &t.prr_reduction_bound, "ssrb", "ns3")?;
+        let loss_cwr_ns3 = two_way("loss_cwr", &t.loss_cwr, "flight", "ns3")?;
         if partial_ack_rtx && !t.sack {
             return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
         }
@@ -179,6 +186,7 @@ impl TransportCfg {
             partial_ack_rtx,
             recovery_timer_ns3,
             prr_ssrb_rtx_acked,
+            loss_cwr_ns3,
             pace_payload_only,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },
             prr,

@@ -66,6 +66,8 @@ pub struct TcpFlow {
     partial_window: bool,
     /// `cwr_window = "recovery"` acts on this flow (its congestion control is DCTCP).
     cwr_prr: bool,
+    /// `loss_cwr = "ns3"` acts on this flow (its congestion control is ECN-capable).
+    loss_cwr: bool,
     /// SACK scoreboard and the retransmission frontier of the current recovery.
     sb: Scoreboard,
     rexmit_next: u64,
@@ -155,6 +157,7 @@ impl TcpFlow {
             bytes_sent: 0,
             ecn: false,
             cwr_prr: false,
+            loss_cwr: false,
             partial_window: false,
             sb: Scoreboard::default(),
             rexmit_next: 0,
@@ -213,6 +216,7 @@ impl TcpFlow {
         self.ecn = cc.ecn_capable();
         self.partial_window = cc.partial_window();
         self.cwr_prr = cfg.cwr_window_prr && cc.name() == "dctcp";
+        self.loss_cwr = cfg.loss_cwr_ns3 && self.ecn;
         self.cc = Some(cc);
         if self.handshake {
             self.state = SendState::SynSent;
@@ -319,7 +323,10 @@ impl TcpFlow {
     /// rate × τ (PowerTCP, HPCC), in_flight < cwnd as the HPCC/PowerTCP reference code does;
     /// and in_flight + len ≤ the receive window (`syn_ack_window_bytes` until the first ACK: as
     /// ns-3's `AvailableWindow` = min(rWnd, cWnd) − in flight, with `SendPendingData` holding a
-    /// segment that does not fit back unless it is the last of the data).
+    /// segment that does not fit back unless it is the last of the data). A window below one
+    /// segment lets one go when nothing is in flight, except with `loss_cwr = "ns3"`
+    /// (`SendPendingData`'s silly-window check: nothing goes until the window grows or the timer
+    /// fires).
     #[inline]
     fn window_allows(&self, in_flight: u64, len: u64, cfg: &TransportCfg) -> bool {
         if in_flight + len > self.rwnd_bytes {
@@ -327,6 +334,8 @@ impl TcpFlow {
         }
         if self.partial_window {
             in_flight < self.win.cwnd_bytes.max(1)
+        } else if self.loss_cwr {
+            in_flight + len <= self.win.cwnd_bytes
         } else {
             in_flight + len <= self.win.cwnd_bytes.max(cfg.mss_bytes)
         }
@@ -392,7 +401,13 @@ impl TcpFlow {
     /// with `recovery_tail = "resend"`, plus
     /// the data retransmitted above the highest SACKed byte (not presumed lost, so its original
     /// and its retransmission both count, as RFC 6675's SetPipe and ns-3.39's BytesInFlight).
+    /// With `loss_cwr = "ns3"`, while the sender goes back after a timeout (snd_nxt < snd_max),
+    /// the data not resent since is presumed lost (ns-3.39's `SetSentListLost`): the pipe is what
+    /// was resent, snd_nxt − snd_una, as the go-back-N send loop counts its flight.
     fn pipe(&self, cfg: &TransportCfg) -> u64 {
+        if self.loss_cwr && self.snd_nxt < self.snd_max {
+            return self.snd_nxt - self.snd_una;
+        }
         let frontier = self.rexmit_next.max(self.snd_una);
         let tail_rtx = if cfg.recovery_tail_resend { frontier.saturating_sub(self.sb.highest().max(self.snd_una)) } else { 0 };
         (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_between(frontier, self.lost_limit(cfg))) + tail_rtx
@@ -1013,7 +1028,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, pace_payload_only: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, loss_cwr_ns3: false, pace_payload_only: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1543,6 +1558,67 @@ pub(crate) mod tests {
             } else {
                 assert_eq!(at(ms(100.1)), (ms(100.1), 10_000, 10_000));
                 assert_eq!(rtx, vec![(ms(101.0), 5_000), (ms(401.1), 17_000)]);
+            }
+        }
+    }
+
+    /// An ECN-Echo after a timeout (`loss_cwr`), DCTCP with ns-3's loss rule (`loss_ssthresh =
+    /// "ns3"`, α = 1 throughout: no window of data is acknowledged before the end) and the
+    /// profile's CWR settings. 10 segments of 1000 B, RTT 10.1 ms, the 200 ms minimum RTO; the
+    /// first transmissions of 7000, 8000, 9000 are lost (no SACK above them). Slow start takes
+    /// cwnd to 17 000 on the 7 ACKs (10.1–10.7 ms); the timer fires at 210.7 ms: ssthresh =
+    /// 17 000·(1 − 1/2) = 8500, cwnd 1000, 7000 resent, marked CE. Its ACK (220.8 ms, ECN-Echo)
+    /// enters CWR (ns-3's `EnterCwr` from `CA_LOSS`): ssthresh = 1000·(1 − 1/2) = 500, RecoverFS
+    /// = 2000 unacknowledged, PRR twice with 1000 delivered each.
+    /// * "ns3": the pipe is what was resent since the timeout (snd_nxt − snd_una = 0 ≤ 500):
+    ///   sndcnt = min(500 − 0, limit) = 500, raised to 1000 while nothing went (prr_out = 0), so
+    ///   cwnd = 1000: 8000 goes. Its ACK (230.9 ms, no echo): prr_delivered 3000, prr_out 1000,
+    ///   sndcnt = min(500, …) = 500, cwnd = 0 + 500, below one segment: nothing goes
+    ///   (`SendPendingData`'s silly-window check). The timer, restarted by that ACK with the RTO
+    ///   back at 200 ms, fires at 430.9 ms: ssthresh = 500·(1 − 1/2) = 250, 9000 resent, in at
+    ///   436.0 ms. Two timeouts, 10 ms apart in the traced ns3dc responses (its minimum RTO).
+    /// * "flight": the pipe counts the 2000 B outstanding (> 500): sndcnt = max(⌈2000·500/2000⌉
+    ///   − 0, 1000) = 1000, cwnd = 2000 + 1000 = 3000 against the send loop's flight of 0:
+    ///   8000 and 9000 go at once (220.8, 220.9 ms), in at 226.0 ms. One timeout.
+    #[test]
+    fn loss_cwr_echo_after_a_timeout_stalls_as_ns3_or_sends_the_flight() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.cwr_no_recovery = true;
+            c.cwr_window_prr = true;
+            c.ce_echo_ns3 = true;
+            c.partial_ack_rtx = true;
+            c.recovery_timer_ns3 = true;
+            c.loss_cwr_ns3 = ns3;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| p.seq >= 7_000 && first.insert(p.seq);
+            // The first 7000 is dropped before it could be marked: the mark hits its retransmission.
+            let mark = |p: &Packet| p.seq == 7_000;
+            let mut params = serde_json::Map::new();
+            params.insert("loss_ssthresh".into(), "ns3".into());
+            let cc = crate::cc::build("dctcp", &params).unwrap();
+            let mut h = Harness::with_ce_mark(10_000, c, cc, 5 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop), Box::new(mark));
+            h.run_until(5_000 * PS_PER_MS);
+            let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).collect();
+            let at = |t: Time| *h.trace.iter().rev().find(|x| x.0 <= t).unwrap();
+            let t_rcv = h.f.end_ps.expect("the receiver holds everything");
+            assert_eq!(at(ms(210.7)), (ms(210.7), 1_000, 8_500), "ns3 = {ns3}: the first timeout");
+            if ns3 {
+                assert_eq!(at(ms(220.8)), (ms(220.8), 1_000, 500));
+                assert_eq!(at(ms(230.9)), (ms(230.9), 500, 500));
+                assert_eq!(rtx, vec![(ms(210.7), 7_000), (ms(220.8), 8_000), (ms(430.9), 9_000)]);
+                assert_eq!(at(ms(430.9)), (ms(430.9), 1_000, 250));
+                assert_eq!(h.f.timeouts, 2);
+                assert_eq!(t_rcv, ms(436.0));
+            } else {
+                assert_eq!(at(ms(220.8)), (ms(220.8), 3_000, 500));
+                assert_eq!(rtx, vec![(ms(210.7), 7_000), (ms(220.8), 8_000), (ms(220.8), 9_000)]);
+                assert_eq!(h.f.timeouts, 1);
+                assert_eq!(t_rcv, ms(226.0));
             }
         }
     }
