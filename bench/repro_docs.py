@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAPERS = ["FB", "FAB", "ABM", "CBM", "BSHARE"]
 # the committed pages, one per scale, each linking to the other
 PAGES = {"full": "docs/reproduction.md", "quick": "docs/reproduction-quick.md"}
-OTHER_PAGE = {"full": (Path(PAGES["quick"]).name, "quick"), "quick": (Path(PAGES["full"]).name, "full")}
 
 
 def machine() -> dict:
@@ -193,7 +192,8 @@ def write_docs(out: Path, scale: str, doc: Path) -> None:
              "How it works, how to read a verdict and how to add a figure: "
              "[repro.md](repro.md); what each finding rests on: [reproduction-notes.md](reproduction-notes.md); "
              "the authors' simulator next to sharebuf: [validation.md](validation.md). "
-             + (f"The same figures at the {other[1]} scale: [{other[0]}]({other[0]})." if (other := OTHER_PAGE.get(scale)) else ""), "",
+             + "".join(f"The same figures at the {o} scale: [{Path(PAGES[o]).name}]({Path(PAGES[o]).name})."
+                       for o in PAGES if o != scale and scale in PAGES), "",
              "**How to read a claims table.** *measured* is the claim's rule on the pooled runs (tails on the flows "
              "of all seeds together); the 95% interval is a bootstrap over seeds and, within each, over flows "
              "(incast responses with their query). A claim **holds** when its whole interval satisfies the rule, "

@@ -20,7 +20,6 @@ stability would take. Figures whose runs are not all present for the seeds are l
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -59,9 +58,8 @@ def pairs_of(seeds, k, n):
 def figure_verdicts(spec, dirs, scale, seeds, sets):
     """{seed set: {claim id: verdict}} for one figure, every set judged on runs loaded once."""
     from sharebuf.executor import run_key
-    from sharebuf.repro import _metric, point_rows
+    from sharebuf.repro import _by_point, _metric, point_rows
     from sharebuf.repro.spec import points
-    from sharebuf.repro.samples import pooled
     from sharebuf.repro.verdict import judge
 
     planned, missing = [], 0
@@ -85,11 +83,7 @@ def figure_verdicts(spec, dirs, scale, seeds, sets):
         res = {}
         for c in spec.claims:
             metric = _metric(spec, c)
-            pts: dict = {}
-            for r in sub:
-                pts.setdefault((r["series"], r["x"]), {})[int(r["seed"])] = (
-                    keep[(r["series"], r["x"], int(r["seed"]))] if pooled(metric) else r.get(metric, math.nan))
-            res[c.id] = judge(c, pts, metric, key=f"{spec.id}|{c.id}")["verdict"]
+            res[c.id] = judge(c, _by_point(sub, keep, metric), metric, key=f"{spec.id}|{c.id}")["verdict"]
         out[S] = res
     return out, 0
 
