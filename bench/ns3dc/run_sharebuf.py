@@ -83,15 +83,15 @@ VARIANTS = {
     # no receive-window limit on the first flight (sharebuf's default) instead of ns-3's SYN-ACK window
     # (65,535 B, unscaled, until the first ACK): the profile before syn_ack_window_bytes
     "profile_synwinnone": ("ns3dc", {"transport.syn_ack_window_bytes": "none"}),
-    # ns-3.39's PRR (TcpPrrRecovery::DoRecovery): the slow-start reduction bound only on an ACK of
-    # retransmitted data (m_isRetransDataAcked), not on every ACK as RFC 6937
-    "profile_prr": ("ns3dc", {"transport.prr_reduction_bound": "ns3"}),
-    # ns-3.39 after a timeout: SetSentListLost, EnterCwr from CA_LOSS on an ECN-Echo (PRR over the resent
-    # data only), SendPendingData's silly-window check, and TcpDctcp::GetSsThresh without a floor
-    "profile_losscwr": ("ns3dc", {"transport.loss_cwr": "ns3", "transport.cc_params.loss_ssthresh": "ns3"}),
-    # both: the profile with every ns-3.39 mechanism found so far
-    "profile_next": ("ns3dc", {"transport.prr_reduction_bound": "ns3", "transport.loss_cwr": "ns3",
-                               "transport.cc_params.loss_ssthresh": "ns3"}),
+    # the profile with RFC 6937's slow-start reduction bound on every ACK instead of ns-3.39's
+    # TcpPrrRecovery::DoRecovery (only on an ACK of retransmitted data): the profile before prr_reduction_bound
+    "profile_ssrb": ("ns3dc", {"transport.prr_reduction_bound": "ssrb"}),
+    # the profile with PRR's pipe the whole flight after a timeout and DCTCP's 2-segment floor on its loss
+    # ssthresh instead of ns-3.39's SetSentListLost, EnterCwr from CA_LOSS and floor-less GetSsThresh
+    "profile_flight": ("ns3dc", {"transport.loss_cwr": "flight", "transport.cc_params.loss_ssthresh": "alpha"}),
+    # the profile before all three
+    "profile_prrbefore": ("ns3dc", {"transport.prr_reduction_bound": "ssrb", "transport.loss_cwr": "flight",
+                                    "transport.cc_params.loss_ssthresh": "alpha"}),
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),

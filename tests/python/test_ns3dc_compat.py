@@ -254,8 +254,8 @@ def test_profile_gives_cubic_ns3_congestion_avoidance():
 
 def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
     """With transport.cc = "dctcp" the profile sets ns-3.39 TcpDctcp's loss response
-    (loss_ssthresh = "alpha": cwnd (1 - alpha/2) at a loss or a timeout; the arithmetic is checked
-    by cc::dctcp::tests::loss_ssthresh_alpha_follows_ns3_and_half_is_rfc8257) and no Cubic keys;
+    (loss_ssthresh = "ns3": cwnd (1 - alpha/2) at a loss or a timeout, no floor; the arithmetic is
+    checked by cc::dctcp::tests::loss_ssthresh_alpha_follows_ns3_and_half_is_rfc8257) and no Cubic keys;
     host NICs do not step-mark (ns3dc's servers run FqCoDel). Two DCTCP flows from one host into a
     K = 10 KB switch: the profile's host NIC marks nothing, sharebuf's default ("switch" K) marks."""
     sc = star(hosts=3)
@@ -265,7 +265,7 @@ def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
     sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 2, "size_bytes": 200_000, "start_s": 0.0},
                                                   {"src": 0, "dst": 1, "size_bytes": 200_000, "start_s": 0.0}]}]
     p = parse_scenario(sc)
-    assert p.transport.cc_params == {"loss_ssthresh": "alpha"}
+    assert p.transport.cc_params == {"loss_ssthresh": "ns3"}
     assert p.host.nic_ecn_k_bytes == "none"
     assert resolve(p, None)["host"]["nic_ecn_k_bytes"] is None
     prof = sharebuf.run(sc, quiet=True).summary
@@ -433,19 +433,21 @@ def test_loss_cwr_named_for_ecn_capable_flows_only():
     transport::tcp::tests::loss_cwr_echo_after_a_timeout_stalls_as_ns3_or_sends_the_flight (ns3: the
     last segment waits for a second timeout, 436.0 ms; flight: in at 226.0 ms). The engine spec names
     it only when set and only for ECN-capable flows (a Cubic run's key is unchanged); the ns3dc profile
-    does not set it (docs/validation.md, "Found, not yet in the profile"); a bad value is a clear error."""
+    sets it, a scenario's own "flight" wins; a bad value is a clear error."""
     from sharebuf.scenario.engine_spec import transport
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "dctcp"}
-    assert "loss_cwr" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "dctcp", "loss_cwr": "ns3"}
     assert transport(parse_scenario(sc))["loss_cwr"] == "ns3"
-    sc["transport"] = {"cc": "cubic", "loss_cwr": "ns3"}
+    sc["transport"] = {"cc": "dctcp", "loss_cwr": "flight"}
+    assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic"}
     assert "loss_cwr" not in transport(parse_scenario(sc))
     sc["profile"] = "none"
     sc["transport"] = {"cc": "dctcp"}
     assert "loss_cwr" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "loss_cwr": "ns3"}
+    assert transport(parse_scenario(sc))["loss_cwr"] == "ns3"
     sc["transport"] = {"cc": "dctcp", "loss_cwr": "lost"}
     with pytest.raises(ScenarioError, match="loss_cwr"):
         parse_scenario(sc)
@@ -495,16 +497,16 @@ def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
 def test_prr_reduction_bound_named_where_prr_runs():
     """ns-3.39's TcpPrrRecovery applies the slow-start reduction bound only on an ACK of retransmitted
     data (hand-computed both ways: transport::tcp::tests::prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions).
-    It is named in the engine spec only when set and only where PRR runs; the ns3dc profile does not
-    set it (docs/validation.md, "Found, not yet in the profile"); a bad value is a clear error."""
+    It is named in the engine spec only when set and only where PRR runs; the ns3dc profile sets it,
+    a scenario's own "ssrb" wins; a bad value is a clear error."""
     from sharebuf.scenario.engine_spec import transport
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "cubic"}
-    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "cubic", "prr_reduction_bound": "ns3"}
     assert transport(parse_scenario(sc))["prr_reduction_bound"] == "ns3"
-    sc["transport"] = {"cc": "cubic", "recovery": "rfc6675", "prr_reduction_bound": "ns3"}
+    sc["transport"] = {"cc": "cubic", "prr_reduction_bound": "ssrb"}
+    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "recovery": "rfc6675"}
     assert "prr_reduction_bound" not in transport(parse_scenario(sc))
     sc["profile"] = "none"
     sc["transport"] = {"cc": "cubic", "recovery": "prr"}

@@ -542,9 +542,9 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
     out, applied = apply_profile(d)
     assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False}
     assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False}
-    assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "alpha"} and "cc_params" not in out["workload"][3]
+    assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "ns3"} and "cc_params" not in out["workload"][3]
     assert "transport.cc_params.cnt_clamp_segments" not in applied  # transport.cc is DCTCP
-    assert applied["transport.cc_params.loss_ssthresh"] == "alpha"
+    assert applied["transport.cc_params.loss_ssthresh"] == "ns3"
     assert applied["workload[0].cc_params.cnt_clamp_segments"] == 20
     assert "workload[1].cc_params.cnt_clamp_segments" not in applied
     assert profile_key("workload[1].cc_params.reno_friendly") == "transport.cc_params.reno_friendly"

@@ -37,6 +37,10 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # (one segment at once, whatever the window)
         "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
                                                      # partial ACK restarts the timer; EnterRecovery restarts none
+        "transport.prr_reduction_bound": "ns3",      # TcpPrrRecovery::DoRecovery: RFC 6937's slow-start bound only on an
+                                                     # ACK of retransmitted data (m_isRetransDataAcked)
+        "transport.loss_cwr": "ns3",                 # after a timeout SetSentListLost: an ECN-Echo's EnterCwr runs PRR
+                                                     # over the resent data only; below one segment nothing is sent
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
                                                      # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
@@ -45,7 +49,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
         # ns-3.39 TcpDctcp (for DCTCP only):
-        "transport.cc_params.loss_ssthresh": "alpha",  # GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts too
+        "transport.cc_params.loss_ssthresh": "ns3",    # GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts too,
+                                                       # with no floor
         # ns3dc's TcpAdvanced (TIMELY, PowerTCP, θ-PowerTCP): CC_pacingTimer waits payload / rate after each segment
         "transport.pacing_size": "payload",
         # ns3dc's TIMELY (TcpAdvanced::UpdateRateTimely, run-main.sh; for TIMELY only):
