@@ -241,8 +241,8 @@ def classes_ns3dc(path):
         header = f.readline().split()
         a = np.array([[float(x) for x in ln.split()] for ln in f if len(ln.split()) == len(header)])
     col = {h: i for i, h in enumerate(header)}
-    return split(a[:, col["fct"]] * 1e-9, a[:, col["flowsize"]], a[:, col["incast"]] > 0.5,
-                 query=np.round(a[:, col["flowstart"]], 3))
+    return split(a[:, col["fct"]] * 1e-9, a[:, col["flowsize"]], a[:, col["incast"]] > 0.5, None,
+                 start=np.round(a[:, col["flowstart"]], 3) * 1e-6)
 
 
 def classes_sharebuf(path):
@@ -250,27 +250,27 @@ def classes_sharebuf(path):
     f = pd.read_parquet(path)
     f = f[f["finished"]]
     return split(f["fct_s"].to_numpy(), f["size_bytes"].to_numpy(), (f["workload"] == "incast").to_numpy(),
-                 f["timeouts"].to_numpy() > 0, query=f["start_s"].round(9).to_numpy())
+                 f["timeouts"].to_numpy() > 0, start=f["start_s"].round(9).to_numpy())
 
 
-def split(fct_s, size, inc, timed_out=None, query=None):
-    """class -> (slowdowns, timed out, group). ns3dc's fct files do not say which flows timed out: an
-    FCT of at least the 10 ms minimum RTO above the ideal one is a timeout for incast responses and
-    short flows (no queue holds one for 10 ms: a full 3.9 MB pool drains in 3.1 ms), and it is exactly
-    sharebuf's own count there; a long flow can be that late by sharing alone, so its timeouts are
-    sharebuf's count only (None for ns3dc). `group` numbers the units the noise bootstrap resamples:
-    an incast response's query (its start time: the responses of one query share their fate), every
-    other flow on its own."""
+def split(fct_s, size, inc, timed_out, start):
+    """class -> (slowdowns, timed out, group), each class in order of start time. ns3dc's fct files do
+    not say which flows timed out: an FCT of at least the 10 ms minimum RTO above the ideal one is a
+    timeout for incast responses and short flows (no queue holds one for 10 ms: a full 3.9 MB pool
+    drains in 3.1 ms), and it is exactly sharebuf's own count there; a long flow can be that late by
+    sharing alone, so its timeouts are sharebuf's count only (None for ns3dc). `group` numbers the
+    units the noise bootstrap resamples in order of their start: an incast response's query (the
+    responses of one query share their fate), every other flow on its own. Both sides replay the same
+    flows, so the i-th group of one side is the i-th of the other."""
     ideal = BASE_RTT_S + size * 8.0 / HOST_BPS
     sd, late = fct_s / ideal, fct_s - ideal >= RTO_S
     masks = {"incast": inc, "short": ~inc & (size < SHORT_MAX), "long": ~inc & (size >= LONG_MIN)}
     out = {}
     for c, m in masks.items():
-        grp = np.unique(query[m], return_inverse=True)[1] if c == "incast" and query is not None \
-            else np.arange(int(m.sum()))
-        out[c] = (sd[m], late[m], grp)
-    m = masks["long"]
-    out["long"] = (sd[m], None if timed_out is None else timed_out[m], out["long"][2])
+        idx = np.flatnonzero(m)[np.argsort(start[m], kind="stable")]
+        grp = np.unique(start[idx], return_inverse=True)[1] if c == "incast" else np.arange(len(idx))
+        rto = late if c != "long" else timed_out
+        out[c] = (sd[idx], None if rto is None else rto[idx], grp)
     return out
 
 
@@ -292,30 +292,47 @@ def pooled(paths, loader):
 BOOT_N, BOOT_SEED = 400, 20261126
 
 
-def boot(x, kind, rng):
-    """BOOT_N resampled values of a class's p99 (kind "p99") or timeout fraction ("rto"), resampling
-    its groups (queries, or flows) with replacement."""
+def picks(x, rng):
+    """BOOT_N resamples (with replacement) of a class's groups: an array (BOOT_N, number of groups)."""
+    ng = int(x[2].max()) + 1 if len(x[2]) else 0
+    return rng.integers(0, ng, (BOOT_N, ng))
+
+
+def same_groups(*xs):
+    """Whether runs have the same groups of the same sizes (the same replayed flows, all finished), so
+    one resample of group indices pairs them."""
+    sizes = [np.bincount(x[2]) for x in xs]
+    return all(len(z) == len(sizes[0]) and (z == sizes[0]).all() for z in sizes)
+
+
+def boot(x, kind, pick):
+    """The resampled values of a class's p99 (kind "p99") or timeout fraction ("rto"): one per row of
+    `pick`, the group indices of a resample."""
     sd, rto, grp = x
     vals = sd if kind == "p99" else (None if rto is None else rto.astype(float))
     if vals is None or not len(vals):
         return None
-    order = np.argsort(grp, kind="stable")
-    bounds = np.searchsorted(grp[order], np.arange(int(grp.max()) + 2))
-    ng = len(bounds) - 1
-    out = np.empty(BOOT_N)
-    for b in range(BOOT_N):
-        pick = rng.integers(0, ng, ng)
-        if ng == len(vals):     # one flow per group
-            v = vals[order[pick]]
-        else:
-            v = vals[np.concatenate([order[bounds[g]:bounds[g + 1]] for g in pick])]
+    bounds = np.searchsorted(grp, np.arange(int(grp.max()) + 2))   # grp ascends (split)
+    out = np.empty(len(pick))
+    for b, pk in enumerate(pick):
+        v = vals[pk] if len(bounds) - 1 == len(vals) else \
+            vals[np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in pk])]
         out[b] = np.percentile(v, 99) if kind == "p99" else v.mean()
     return out
 
 
+def boot_runs(xs, kind, rng):
+    """Bootstrap values of several runs of one cell: paired (the same resample of groups for each) when
+    they replay the same groups, each resampled on its own otherwise."""
+    if same_groups(*xs):
+        pk = picks(xs[0], rng)
+        return [boot(x, kind, pk) for x in xs]
+    return [boot(x, kind, picks(x, rng)) for x in xs]
+
+
 def beyond_noise(ns_b, sb_b, kind, ns):
     """True when a cell outside the tolerance stays outside it over the middle 95 % of the bootstrap
-    (both runs resampled independently): sharebuf / ns3dc (a p99, a ratio, a timeout fraction) or
+    (the runs resampled together, flow for flow and query for query): sharebuf / ns3dc (a p99, a ratio, a timeout fraction) or
     sharebuf − ns3dc (a timeout fraction where ns3dc's is below 2 %)."""
     if ns_b is None or sb_b is None:
         return None
@@ -392,8 +409,8 @@ def table(variant):
                     ok = within(n[kind], s[kind], kind)
                     dec = True
                     if ok is False:
-                        dec = beyond_noise(boot(side[("ns3dc", a)][c], kind, rng),
-                                           boot(side[("sharebuf", a)][c], kind, rng), kind, n[kind])
+                        dec = beyond_noise(*boot_runs([side[("ns3dc", a)][c], side[("sharebuf", a)][c]], kind, rng),
+                                           kind, n[kind])
                         noise_n += not dec
                     ok_n += bool(ok)
                     tot += ok is not None
@@ -406,7 +423,7 @@ def table(variant):
                 ok = within(rn, rs, "ratio")
                 dec = True
                 if ok is False:
-                    b = {k: boot(side[k][c], "p99", rng) for k in side}
+                    b = dict(zip(side, boot_runs([side[k][c] for k in side], "p99", rng)))
                     dec = beyond_noise(b[("ns3dc", "abm")] / b[("ns3dc", "dt")],
                                        b[("sharebuf", "abm")] / b[("sharebuf", "dt")], "ratio", rn)
                     noise_n += not dec
@@ -424,7 +441,7 @@ def cmd_table(args):
     head = (f"sharebuf `{args.variant}` against ns3dc, pooled over the seeds listed: {ok_n} of {tot} checked "
             f"cells within tolerance (✓; p99s and ratios ±{TOL:.0%}; timeout fractions ±{TOL:.0%} relative, "
             f"or ±{100 * TOL_RTO_ABS:.1f} points where ns3dc's is below 2 %). Of the {tot - ok_n} outside it, "
-            f"{tot - ok_n - noise_n} stay outside over the 95 % interval of a bootstrap of both runs (✗: "
+            f"{tot - ok_n - noise_n} stay outside over the 95 % interval of a paired bootstrap of the runs (✗: "
             f"{BOOT_N} resamples of the queries of incast responses, of the flows otherwise) and {noise_n} "
             f"reach into the tolerance within it (≈: the two runs' noise covers the gap). Generated by "
             f"`python3 bench/ns3dc/grid.py table --write-doc`.")
