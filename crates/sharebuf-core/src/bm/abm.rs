@@ -643,5 +643,8 @@ mod tests {
         assert!(build_err(json!({"np_update": 3})).contains("expected a string"));
         assert!(build_err(json!({"mu_norm": "slowest"})).contains("switch.bm.mu_norm"));
         assert!(build_err(json!({"headroom_bytes": -1})).contains("switch.bm.headroom_bytes"));
+        assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": -1})).contains("switch.bm.empty_poll_credit_bytes = -1: must be a whole number of bytes >= 0"));
+        assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": 1.5})).contains("whole number"));
+        assert!(build_err(json!({"empty_poll_credit_bytes": 1472})).contains("only used with mu_source = \"measured\""));
     }
 }
