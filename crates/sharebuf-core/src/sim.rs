@@ -891,12 +891,14 @@ impl Simulator {
             return Some(id);
         }
         loop {
-            let port = &self.ports[g];
-            if self.switches[port.switch as usize].poll_credit_bytes != 0 {
-                self.credit_empty_polls(g, port.sched.next, None);
-            }
             // SAFETY: `g` was indexed (checked) above and is a switch port, whose `switch` is
             // its switch's index (set when the switches are built).
+            let port = unsafe { self.ports.get_unchecked(g) };
+            if unsafe { self.switches.get_unchecked(port.switch as usize) }.poll_credit_bytes != 0 {
+                let next = port.sched.next;
+                self.credit_empty_polls(g, next, None);
+            }
+            // SAFETY: as above.
             let port = unsafe { self.ports.get_unchecked_mut(g) };
             debug_assert!((port.switch as usize) < self.switches.len());
             let sw = unsafe { self.switches.get_unchecked(port.switch as usize) };
