@@ -9,8 +9,15 @@ trip or a timeout, spread = queueing) and, for flows slow in ns3dc (slowdown > 7
 ones (< 3), how often they overlapped an incast query to the same host, large flows (>= 100 KB)
 to the same host or from the same host, and how many large flows ran from the source leaf.
 
+With ``--long`` (a grid point's runs, both schemes) it describes the long flows (>= 1 MB) queue by
+queue instead: on each side the p90 and largest slowdown under ABM, the share of sharebuf's ABM
+flows that waited out a timeout, and the flows that ABM delays by at least the 10 ms minimum RTO
+against the same flow under DT. ns3dc's fct files say nothing of timeouts, but its DT and ABM runs
+replay the same flows, so that paired delay is read the same way on both sides.
+
 Usage: python3 perflow.py [--variant profile] [--scheme dt|abm] [--results DIR] [--ns3dc DIR]
                           [--point NAME --seeds 1,2]   (a point of the validation grid, grid.toml)
+       python3 perflow.py --long --point nprio8-cubic --seeds 1,2 [--variant profile]
 """
 import argparse
 import os
@@ -78,6 +85,30 @@ def overlaps(m, incast_csv):
     return pd.DataFrame(out, columns=["n_sd", "s_sd", "incast_same_dst", "big_same_dst", "big_same_src", "big_src_leaf"])
 
 
+def long_by_queue(point, seeds, variant):
+    """Long flows queue by queue, ns3dc against sharebuf (module docstring, ``--long``)."""
+    import grid
+    p = {q["name"]: q for q in grid.points()}[point]
+    rows = []
+    for seed in seeds:
+        nd = {a: pd.read_csv(grid.fct_path(p, a, seed), sep=r"\s+") for a in ("dt", "abm")}
+        nd = {a: x[x.incast == 0] for a, x in nd.items()}
+        n = nd["abm"].merge(nd["dt"], on=["flowstart", "flowsize", "priority"], suffixes=("_a", "_d"))
+        sd = {a: pd.read_parquet(grid.sb_path(variant, p, a, seed)) for a in ("dt", "abm")}
+        s = sd["abm"].merge(sd["dt"], on="flow_id", suffixes=("_a", "_d"))
+        s = s[s.workload_a != "incast"]
+        nl, sl = n[n.flowsize >= 1_000_000], s[s.size_bytes_a >= 1_000_000]
+        for q in sorted(set(nl.priority)):
+            a, b = nl[nl.priority == q], sl[sl.priority_a == q]
+            n_sd = a.fct_a / (BASE_US * 1e3 + a.flowsize * 8 / 10)             # ns
+            s_sd = b.fct_s_a * 1e6 / (BASE_US + b.size_bytes_a * 8 / 1e4)       # us
+            rows.append((seed, q, len(a), np.percentile(n_sd, 90), n_sd.max(), np.percentile(s_sd, 90), s_sd.max(),
+                         100 * (b.timeouts_a > 0).mean(), int(((a.fct_a - a.fct_d) >= 1e7).sum()), int(((b.fct_s_a - b.fct_s_d) >= 1e-2).sum())))
+    t = pd.DataFrame(rows, columns=["seed", "queue", "long flows", "ABM p90 ns3dc", "ABM max ns3dc", "ABM p90 sharebuf", "ABM max sharebuf",
+                                    "sharebuf ABM timed out %", "ABM >= 10 ms later than DT: ns3dc", "sharebuf"])
+    print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", default="profile")
@@ -86,7 +117,13 @@ def main():
     ap.add_argument("--ns3dc", default=None)
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument("--point", help="a grid point of grid.toml (its ns3dc and sharebuf runs)")
+    ap.add_argument("--long", action="store_true", help="long flows queue by queue, DT and ABM (needs --point)")
     a = ap.parse_args()
+    if a.long:
+        if not a.point:
+            ap.error("--long needs --point")
+        long_by_queue(a.point, [int(x) for x in a.seeds.split(",")], a.variant)
+        return
     nd = a.ns3dc or default_ns3dc_dir(a.results)
     ms, ov = [], []
     for seed in [int(x) for x in a.seeds.split(",")]:

@@ -110,12 +110,19 @@ VARIANTS = {
     "profile_timelytau": ("ns3dc", {"transport.cc_params.gradient_base": "tau"}),
     # (t_low_us repeats the profile's value: it keeps this variant to the TIMELY points)
     "profile_timelypacket": ("ns3dc", {"transport.pacing_size": "packet", "transport.cc_params.t_low_us": 200}),
+    # ABM's drain rate with the ABM code's empty-poll credit: 1,472 B added to a queue's dequeue
+    # count each time round robin finds it empty (GenQueueDisc::DoDequeue); acts on ABM runs only
+    "profile_pollcredit": ("ns3dc", {"switch.bm.empty_poll_credit_bytes": 1472}),
 }
+
+#: keys of one buffer-management scheme's [switch.bm] (set only where the scenario runs that scheme)
+BM_KEY_OWNER = {"switch.bm.empty_poll_credit_bytes": "abm"}
 
 
 def with_keys(data, dotted):
     """A copy of the scenario dict with dotted keys set; a congestion control's parameter
-    (``transport.cc_params.X``) only where the scenario runs that congestion control."""
+    (``transport.cc_params.X``) only where the scenario runs that congestion control, a scheme's
+    (``BM_KEY_OWNER``) only where it runs that scheme."""
     import copy
 
     from sharebuf.scenario.profiles import cc_param_owner
@@ -124,6 +131,8 @@ def with_keys(data, dotted):
     for k, v in dotted.items():
         owner = cc_param_owner(k)
         if owner is not None and out.get("transport", {}).get("cc") != owner:
+            continue
+        if k in BM_KEY_OWNER and out.get("switch", {}).get("bm", {}).get("scheme") != BM_KEY_OWNER[k]:
             continue
         *path, leaf = k.split(".")
         d = out

@@ -639,3 +639,24 @@ def test_sweep_over_profile_applies_it_afresh():
     sc.pop("profile")
     pts = plan(sc, {"profile": ["ns3dc"]})
     assert parse_scenario(pts[0][1]).switch.buffer_accounting == "ip_payload"
+
+
+def test_abm_empty_poll_credit_named_only_when_set():
+    """The ABM code's drain-rate credit for empty polls (GenQueueDisc::DoDequeue adds 1,472 B per
+    round-robin visit that finds a queue empty), hand-computed in
+    sim::empty_poll_credit_tests::empty_polls_credit_the_queues_ns3dc_scans. The engine spec names
+    it only when a scenario sets it (the ns3dc profile does not); it needs the measured µ, and a bad
+    value is a clear error naming the key."""
+    from sharebuf.scenario.engine_spec import scheme
+    sc = star(hosts=2, nq=2)
+    sc["profile"] = "ns3dc"
+    sc["switch"]["bm"] = {"scheme": "abm", "preset": "code", "alpha": [1, 0.5]}
+    assert "empty_poll_credit_bytes" not in scheme(parse_scenario(sc), None)["params"]
+    sc["switch"]["bm"]["empty_poll_credit_bytes"] = 1472
+    assert scheme(parse_scenario(sc), None)["params"]["empty_poll_credit_bytes"] == 1472
+    sc["switch"]["bm"]["preset"] = "paper"
+    with pytest.raises(ScenarioError, match=r'switch\.bm\.empty_poll_credit_bytes: only used with mu_source = "measured"'):
+        sharebuf.run(sc)
+    sc["switch"]["bm"].update(preset="code", empty_poll_credit_bytes=-1)
+    with pytest.raises(ScenarioError, match=r"switch\.bm\.empty_poll_credit_bytes = -1: must be a whole number of bytes >= 0"):
+        sharebuf.run(sc)

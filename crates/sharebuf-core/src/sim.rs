@@ -277,6 +277,7 @@ impl Simulator {
                 buf: BufferState { acct_overhead_bytes: acct_overhead_bytes as u64, ..BufferState::new(sw.buffer_bytes, rates, nq, sched.clone()) },
                 bm_hooks: bmgr.uses_queue_hooks(),
                 bm_classify: bmgr.classifies(),
+                poll_credit_bytes: bmgr.empty_poll_credit_bytes(),
                 bm: bmgr,
                 ecn_k_bytes: ecn_k.clone(),
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
@@ -658,6 +659,7 @@ impl Simulator {
         debug_assert!(g < self.ports.len());
         // SAFETY: `g` is from the switch's port list, built from the topology as `ports` was.
         let port = unsafe { self.ports.get_unchecked_mut(g) };
+        let (credit, next_before) = (sw.poll_credit_bytes != 0, port.sched.next);
         // Pass-through fast path: a port with nothing queued that is idle (or whose device FIFO
         // has room) would pick this packet at once; skip the queue and do exactly what `kick`
         // does.
@@ -692,14 +694,26 @@ impl Simulator {
             if p.has(flags::DATA) {
                 stamp_int(&mut self.pool, id, qbytes, port, now);
             }
+            if credit {
+                self.credit_empty_polls(g, next_before, Some(qr.queue));
+            }
             self.enter_device(g, id);
+            if credit {
+                self.credit_failed_poll(g);
+            }
             return;
         }
         sw.charge_enqueue(qr, p, size, now);
         p.size_bytes = wire_bytes;
         if fast {
+            if credit {
+                self.credit_empty_polls(g, next_before, Some(qr.queue));
+            }
             if self.leave_buffer(g, qr.queue, id) {
                 self.enter_device(g, id);
+            }
+            if credit {
+                self.credit_failed_poll(g);
             }
             return;
         }
@@ -820,7 +834,15 @@ impl Simulator {
         self.ports[g].dev_settle(now);
         loop {
             let port = &self.ports[g];
-            if port.dev.len() >= port.dev_cap as usize || (stateless_when_empty && port.queued_pkts == 0) {
+            if port.dev.len() >= port.dev_cap as usize {
+                break;
+            }
+            if stateless_when_empty && port.queued_pkts == 0 {
+                // ns-3's queue disc runs until a dequeue finds nothing while the device has
+                // room: that dequeue visits every queue (ABM's empty-poll credit).
+                if !port.is_host() && self.switches[port.switch as usize].poll_credit_bytes != 0 {
+                    self.credit_empty_polls(g, port.sched.next, None);
+                }
                 break;
             }
             let Some(id) = self.dequeue(g) else { break };
@@ -871,6 +893,12 @@ impl Simulator {
         loop {
             // SAFETY: `g` was indexed (checked) above and is a switch port, whose `switch` is
             // its switch's index (set when the switches are built).
+            let port = unsafe { self.ports.get_unchecked(g) };
+            if unsafe { self.switches.get_unchecked(port.switch as usize) }.poll_credit_bytes != 0 {
+                let next = port.sched.next;
+                self.credit_empty_polls(g, next, None);
+            }
+            // SAFETY: as above.
             let port = unsafe { self.ports.get_unchecked_mut(g) };
             debug_assert!((port.switch as usize) < self.switches.len());
             let sw = unsafe { self.switches.get_unchecked(port.switch as usize) };
@@ -881,6 +909,33 @@ impl Simulator {
             if self.leave_buffer(g, q, id) {
                 return Some(id);
             }
+        }
+    }
+
+    /// ABM's empty-poll credit (`BufferManager::empty_poll_credit_bytes`, the ABM authors' code):
+    /// the scheduler of switch port `g` looks for a packet now, its round robin's turn at `next`;
+    /// each queue it visits and finds empty (`switch::empty_visits`, queue `busy_too` taken as
+    /// non-empty) has the credit added to its dequeue count, which the scheme's measured drain
+    /// rate reads.
+    #[inline(never)]
+    fn credit_empty_polls(&mut self, g: usize, next: usize, busy_too: Option<usize>) {
+        let port = &self.ports[g];
+        let sw = &mut self.switches[port.switch as usize];
+        let (credit, pick, base) = (sw.poll_credit_bytes, sw.pick_kind, port.local as usize * sw.buf.n_queues);
+        let deq = &mut sw.buf.deq_bytes;
+        crate::switch::empty_visits(&port.queues, pick, next, busy_too, |q| deq[base + q] += credit);
+    }
+
+    /// After a pass-through packet entered port `g`'s device FIFO: ns-3's queue disc dequeues
+    /// again while the device has room, finds every queue empty and credits each
+    /// (`credit_empty_polls`); a port without a device FIFO has no such dequeue.
+    #[inline(never)]
+    fn credit_failed_poll(&mut self, g: usize) {
+        let now = self.ev.now;
+        let port = &mut self.ports[g];
+        if port.dev_cap != 0 && port.queued_pkts == 0 && port.dev_has_room(now) {
+            let next = port.sched.next;
+            self.credit_empty_polls(g, next, None);
         }
     }
 
@@ -1605,5 +1660,56 @@ mod ecmp_flow_tests {
         let spec: SimSpec = serde_json::from_value(v).unwrap();
         let e = Simulator::new(&spec).err().expect("refused");
         assert!(e.contains("topology.ecmp_hash = 'flow': flow 0 (workload 'one', 0 -> 2) has no ecmp_hash"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod empty_poll_credit_tests {
+    use super::*;
+
+    /// A star switch, 8 round-robin queues, a 100-packet device FIFO, ABM (code preset) with
+    /// `empty_poll_credit_bytes` = `credit`; one CBR source, host 1 -> host 0, priority 1, 10
+    /// packets of 1,000 B at 5 Gbps (one per 1.6 µs, each serialized in 0.8 µs, so every packet
+    /// finds port 0 idle and its device FIFO empty). Returns port 0's dequeue counts per queue.
+    fn deq_counts(credit: u64) -> Vec<u64> {
+        let v = serde_json::json!({
+            "seed": 1, "max_ps": 1_000_000_000u64, "arrivals_until_ps": 1_000_000_000u64,
+            "topology": {"kind": "star", "hosts": 2, "link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000},
+            "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 8, "scheduler": "rr", "device_queue_packets": 100,
+                       "bm": {"scheme": "abm", "params": {"preset": "code", "alpha": 0.5, "empty_poll_credit_bytes": credit}}},
+            "transport": {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 10, "min_rto_ps": 1_000_000_000u64,
+                          "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
+                          "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
+            "workloads": [{"kind": "cbr", "name": "cbr", "flows": [{"src": 1, "dst": 0, "rate_bps": 5_000_000_000u64, "start_ps": 0,
+                                                                    "stop_ps": 16_000_000u64, "priority": 1, "packet_bytes": 1000}]}],
+            "output": {}
+        });
+        let spec: SimSpec = serde_json::from_value(v).unwrap();
+        let mut sim = Simulator::new(&spec).unwrap();
+        sim.run(&mut |_, _| true);
+        let sw = &sim.switches[0];
+        let g = sw.ports[0] as usize;
+        assert_eq!(sim.ports[g].tx_bytes, 10 * 1000, "10 packets of 1,000 B leave port 0");
+        assert_eq!(sw.buf.deq_bytes[8..16], [0; 8], "port 1 (towards the sender) sends nothing");
+        sw.buf.deq_bytes[0..8].to_vec()
+    }
+
+    /// By hand, as ns3dc's `GenQueueDisc::DoDequeue` under round robin: each arrival is enqueued
+    /// and dequeued at once, the scan starting at the round robin's turn and crediting every empty
+    /// queue it passes (the first packet: queue 0; each later one: queues 2..7 and 0, the turn
+    /// being at 2 after a packet of queue 1); the device FIFO still has room, so the queue disc
+    /// dequeues again, finds all 8 queues empty and credits each. With 10 packets and 1,472 B:
+    /// queue 1 = 10 × 1,000 + 10 × 1,472; queue 0 = (1 + 10 + 9) × 1,472; queues 2..7 =
+    /// (10 + 9) × 1,472. Without the credit only queue 1's own bytes count.
+    #[test]
+    fn empty_polls_credit_the_queues_ns3dc_scans() {
+        let c = 1472u64;
+        let mut want = vec![19 * c; 8];
+        want[0] = 20 * c;
+        want[1] = 10 * 1000 + 10 * c;
+        assert_eq!(deq_counts(c), want);
+        let mut plain = vec![0u64; 8];
+        plain[1] = 10 * 1000;
+        assert_eq!(deq_counts(0), plain);
     }
 }

@@ -136,6 +136,38 @@ impl SchedState {
     }
 }
 
+/// The queues a port's scheduler visits and finds empty when it looks for a packet now, in
+/// visiting order, for ABM's empty-poll credit (`BufferManager::empty_poll_credit_bytes`): round
+/// robin from `next` on, strict priority (or one queue) from queue 0, up to the first non-empty
+/// queue, or every queue when all are empty; none for DRR and `rr_strict0`. `busy_too` counts as
+/// non-empty (a packet about to enter it). `f` is called with each.
+#[inline]
+pub fn empty_visits(queues: &[VecDeque<u32>], pick: PickKind, next: usize, busy_too: Option<usize>, mut f: impl FnMut(usize)) {
+    let n = queues.len();
+    let busy = |q: usize| busy_too == Some(q) || !queues[q].is_empty();
+    match pick {
+        PickKind::RoundRobin => {
+            let mut q = next;
+            for _ in 0..n {
+                if busy(q) {
+                    return;
+                }
+                f(q);
+                q = if q + 1 == n { 0 } else { q + 1 };
+            }
+        }
+        PickKind::Stateless => {
+            for q in 0..n {
+                if busy(q) {
+                    return;
+                }
+                f(q);
+            }
+        }
+        PickKind::Drr | PickKind::RoundRobinStrict0 => {}
+    }
+}
+
 /// A switch's egress scheduler as a plain code for the per-packet idle-port test (matching on
 /// `SchedKind` means decoding its discriminant from the DRR weights' vector).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -307,6 +339,8 @@ pub struct Switch {
     pub(crate) bm_hooks: bool,
     /// `bm.classifies()`, read once.
     pub(crate) bm_classify: bool,
+    /// `bm.empty_poll_credit_bytes()`, read once (0: no credit).
+    pub(crate) poll_credit_bytes: u64,
     /// ECN marking threshold per queue (u64::MAX: off); `n_queues` entries (crate-private:
     /// read without bounds checks with a checked queue index).
     pub(crate) ecn_k_bytes: Vec<u64>,
@@ -370,6 +404,7 @@ impl Switch {
     pub fn set_bm(&mut self, bm: Box<dyn BufferManager>) {
         self.bm_hooks = bm.uses_queue_hooks();
         self.bm_classify = bm.classifies();
+        self.poll_credit_bytes = bm.empty_poll_credit_bytes();
         if let Some(pf) = self.pfc.as_mut() {
             pf.scheme_ingress = bm.decides_ingress();
         }
@@ -397,6 +432,28 @@ mod tests {
 
     fn port(nq: usize) -> Port {
         Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_bytes: 0, dev_cap: 0, wire_start: 0, wire_bytes: 0, ps_per_byte: 0, sched: SchedState::default(), paused: 0, paused_q: 0 }
+    }
+
+    /// ABM's empty-poll credit visits, by hand: round robin from the turn to the first non-empty
+    /// queue (wrapping), every queue when all are empty, up to a queue about to take a packet;
+    /// strict priority from queue 0; none under DRR.
+    #[test]
+    fn empty_visits_follow_the_scan() {
+        let visits = |p: &Port, pick: PickKind, next: usize, busy: Option<usize>| {
+            let mut v = vec![];
+            empty_visits(&p.queues, pick, next, busy, |q| v.push(q));
+            v
+        };
+        let mut p = port(8);
+        assert_eq!(visits(&p, PickKind::RoundRobin, 5, None), vec![5, 6, 7, 0, 1, 2, 3, 4], "all empty");
+        assert_eq!(visits(&p, PickKind::RoundRobin, 5, Some(6)), vec![5], "queue 6 takes a packet");
+        assert_eq!(visits(&p, PickKind::RoundRobin, 6, Some(6)), Vec::<usize>::new());
+        p.queues[2].push_back(1);
+        assert_eq!(visits(&p, PickKind::RoundRobin, 5, None), vec![5, 6, 7, 0, 1]);
+        assert_eq!(visits(&p, PickKind::RoundRobin, 3, None), vec![3, 4, 5, 6, 7, 0, 1]);
+        assert_eq!(visits(&p, PickKind::Stateless, 5, None), vec![0, 1]);
+        assert_eq!(visits(&p, PickKind::Drr, 5, None), Vec::<usize>::new());
+        assert_eq!(visits(&p, PickKind::RoundRobinStrict0, 5, None), Vec::<usize>::new());
     }
 
     #[test]

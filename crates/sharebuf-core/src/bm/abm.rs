@@ -219,6 +219,9 @@ pub struct Abm {
     /// Paper count: per-queue congested flag and per-priority count.
     flag: Vec<bool>,
     count: Vec<u32>,
+    /// Bytes credited to a queue's dequeue count per scheduler visit that finds it empty
+    /// (`empty_poll_credit_bytes`; 0: none).
+    poll_credit: u64,
 }
 
 pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
@@ -228,7 +231,7 @@ pub fn build(p: &Params, ctx: &BmContext) -> Result<Scheme, String> {
 impl Abm {
     pub(crate) fn new(p: &Params, ctx: &BmContext) -> Result<Abm, String> {
         let mut keys = COMMON_KEYS.to_vec();
-        keys.extend_from_slice(&["alpha_unscheduled", "np_update"]);
+        keys.extend_from_slice(&["alpha_unscheduled", "np_update", "empty_poll_credit_bytes"]);
         p.allow_only("abm", &keys)?;
         let preset = p.str_or("preset", "paper", PRESETS)?;
         let code = preset == "code";
@@ -237,9 +240,18 @@ impl Abm {
         check_positive("alpha_unscheduled", &alpha_unsched)?;
         let np_default = if preset == "paper" { "instant" } else { "interval" };
         let np_interval = p.str_or("np_update", np_default, &["instant", "interval"])? == "interval";
+        // The code adds 1,472 B to a queue's dequeue count each time round robin finds it empty
+        // (notes §2 ABM step 3); only the measured µ reads it.
+        let credit = p.f64_or("empty_poll_credit_bytes", 0.0)?;
+        if !(credit.is_finite() && credit >= 0.0 && credit.fract() == 0.0) {
+            return Err(format!("switch.bm.empty_poll_credit_bytes = {credit}: must be a whole number of bytes >= 0"));
+        }
+        if credit > 0.0 && c.mu_source != MuSource::Measured {
+            return Err("switch.bm.empty_poll_credit_bytes: only used with mu_source = \"measured\" (preset \"code\" or \"eval\")".into());
+        }
         let n = ctx.port_rate_bps.len() * ctx.n_queues;
         let nq = ctx.n_queues;
-        Ok(Abm { c, alpha_unsched, np_interval, np_snap: vec![1.0; nq], soft_val: vec![0.0; n], soft_sum: vec![0.0; nq], flag: vec![false; n], count: vec![0; nq] })
+        Ok(Abm { c, alpha_unsched, np_interval, np_snap: vec![1.0; nq], soft_val: vec![0.0; n], soft_sum: vec![0.0; nq], flag: vec![false; n], count: vec![0; nq], poll_credit: credit as u64 })
     }
 
     #[inline]
@@ -348,6 +360,10 @@ impl BufferManager for Abm {
             self.refresh_flag(st, q);
         }
         true
+    }
+
+    fn empty_poll_credit_bytes(&self) -> u64 {
+        self.poll_credit
     }
 
     fn tick_interval_ps(&self) -> Option<Time> {
@@ -627,5 +643,8 @@ mod tests {
         assert!(build_err(json!({"np_update": 3})).contains("expected a string"));
         assert!(build_err(json!({"mu_norm": "slowest"})).contains("switch.bm.mu_norm"));
         assert!(build_err(json!({"headroom_bytes": -1})).contains("switch.bm.headroom_bytes"));
+        assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": -1})).contains("switch.bm.empty_poll_credit_bytes = -1: must be a whole number of bytes >= 0"));
+        assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": 1.5})).contains("whole number"));
+        assert!(build_err(json!({"empty_poll_credit_bytes": 1472})).contains("only used with mu_source = \"measured\""));
     }
 }

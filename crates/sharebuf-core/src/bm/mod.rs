@@ -312,6 +312,14 @@ pub trait BufferManager: Send {
 
     fn on_tick(&mut self, _st: &BufferState, _now: Time) {}
 
+    /// Bytes the switch adds to a queue's dequeue count (`BufferState::deq_bytes`) each time its
+    /// port's scheduler visits the queue and finds it empty (0, the default: none). The ABM
+    /// authors' code credits 1,472 B per such visit to the drain rate µ it measures; read once,
+    /// when the scheme is installed.
+    fn empty_poll_credit_bytes(&self) -> u64 {
+        0
+    }
+
     /// The trace rows recorded so far, taken out (None: the scheme does not trace). Called once,
     /// when the run's output is built.
     fn take_trace(&mut self) -> Option<Vec<TraceRow>> {
@@ -479,6 +487,9 @@ impl BufferManager for Scheme {
     }
     fn on_tick(&mut self, st: &BufferState, now: Time) {
         with_scheme!(self, b => b.on_tick(st, now))
+    }
+    fn empty_poll_credit_bytes(&self) -> u64 {
+        with_scheme!(self, b => b.empty_poll_credit_bytes())
     }
     fn take_trace(&mut self) -> Option<Vec<TraceRow>> {
         with_scheme!(self, b => b.take_trace())
