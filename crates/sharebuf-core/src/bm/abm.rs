@@ -246,6 +246,9 @@ impl Abm {
         if !(credit.is_finite() && credit >= 0.0 && credit.fract() == 0.0) {
             return Err(format!("switch.bm.empty_poll_credit_bytes = {credit}: must be a whole number of bytes >= 0"));
         }
+        if credit > u32::MAX as f64 {
+            return Err(format!("switch.bm.empty_poll_credit_bytes = {credit}: at most {} bytes (a packet's worth: the code's is 1472)", u32::MAX));
+        }
         if credit > 0.0 && c.mu_source != MuSource::Measured {
             return Err("switch.bm.empty_poll_credit_bytes: only used with mu_source = \"measured\" (preset \"code\" or \"eval\")".into());
         }
@@ -645,6 +648,8 @@ mod tests {
         assert!(build_err(json!({"headroom_bytes": -1})).contains("switch.bm.headroom_bytes"));
         assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": -1})).contains("switch.bm.empty_poll_credit_bytes = -1: must be a whole number of bytes >= 0"));
         assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": 1.5})).contains("whole number"));
+        assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": 1e30})).contains("at most 4294967295 bytes"));
+        assert!(build_err(json!({"preset": "code", "empty_poll_credit_bytes": "1472"})).contains("empty_poll_credit_bytes"));
         assert!(build_err(json!({"empty_poll_credit_bytes": 1472})).contains("only used with mu_source = \"measured\""));
     }
 }
