@@ -90,6 +90,9 @@ def switch(sc: Scenario, base: Path) -> dict:
     out = dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
                drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
                device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=scheme(sc, base))
+    if sw.int_tx_bytes != "transmitted" and _int(sc):
+        # Named only when set and a flow reads INT: every other spec (and run key) is unchanged.
+        out["int_tx_bytes"] = sw.int_tx_bytes
     if sw.lossless_priorities:
         # Named only with lossless priorities: a lossy scenario's spec (and run key) is unchanged.
         for p in sw.lossless_priorities:
@@ -166,6 +169,16 @@ RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window"
 ECN_CCS = ("dctcp", "dcqcn")
 
 
+#: Congestion controls that read the switches' INT records (the engine's ``wants_int``: cc/powertcp.rs,
+#: cc/hpcc.rs); ``switch.int_tx_bytes`` cannot act on the others.
+INT_CCS = ("powertcp", "hpcc")
+
+
+def _int(sc: Scenario) -> bool:
+    """Whether any flow of the scenario runs a congestion control that reads INT."""
+    return sc.transport.cc in INT_CCS or any(getattr(w, "cc", None) in INT_CCS for w in sc.workload)
+
+
 def _paced(sc: Scenario) -> bool:
     """Whether any flow of the scenario runs a rate-paced congestion control."""
     return sc.transport.cc in RATE_PACED_CCS or any(getattr(w, "cc", None) in RATE_PACED_CCS for w in sc.workload)
@@ -186,10 +199,11 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
     # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
-    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
+    acts = {"pacing_size": _paced, "pacing_rate_change": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
             "prr_reduction_bound": lambda s: s.transport.recovery == "prr"}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
+                                                  ("pacing_rate_change", "keep"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
                                                   ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"),
