@@ -110,6 +110,19 @@ VARIANTS = {
     "profile_timelytau": ("ns3dc", {"transport.cc_params.gradient_base": "tau"}),
     # (t_low_us repeats the profile's value: it keeps this variant to the TIMELY points)
     "profile_timelypacket": ("ns3dc", {"transport.pacing_size": "packet", "transport.cc_params.t_low_us": 200}),
+    # PowerTCP (grid.py runs these at PowerTCP points only): the profile before ns3dc's TcpAdvanced PowerTCP
+    # (sharebuf's update rule, INT txBytes as transmitted, the pacing gap kept), and without each detail
+    "profile_ptcpbefore": ("ns3dc", {"transport.cc_params.smoothing_base": "current", "transport.cc_params.unsmoothed_below": 0,
+                                     "transport.cc_params.power_start": "first", "transport.cc_params.tau_base": "unloaded",
+                                     "transport.cc_params.window_check": "in_flight",
+                                     "switch.int_tx_bytes": "transmitted", "transport.pacing_rate_change": "keep"}),
+    "profile_ptcpsmooth": ("ns3dc", {"transport.cc_params.smoothing_base": "current"}),
+    "profile_ptcpjump": ("ns3dc", {"transport.cc_params.unsmoothed_below": 0}),
+    "profile_ptcpstart": ("ns3dc", {"transport.cc_params.power_start": "first"}),
+    "profile_ptcptau": ("ns3dc", {"transport.cc_params.tau_base": "unloaded"}),
+    "profile_ptcpinttx": ("ns3dc", {"switch.int_tx_bytes": "transmitted"}),
+    "profile_ptcppace": ("ns3dc", {"transport.pacing_rate_change": "keep"}),
+    "profile_ptcpwindow": ("ns3dc", {"transport.cc_params.window_check": "in_flight"}),
 }
 
 

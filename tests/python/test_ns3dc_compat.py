@@ -550,8 +550,8 @@ def test_profile_sets_ns3dc_powertcp():
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "powertcp"}
     s = parse_scenario(sc)
-    assert s.transport.cc_params == {"smoothing_base": "reference", "unsmoothed_below": 0.5,
-                                     "power_start": "zero", "tau_base": "propagation"}
+    assert s.transport.cc_params == {"smoothing_base": "reference", "unsmoothed_below": 0.5, "power_start": "zero",
+                                     "tau_base": "propagation", "window_check": "segment"}
     assert switch(s, None)["int_tx_bytes"] == "dequeued"
     assert transport(s)["pacing_rate_change"] == "rescale"
     sc["transport"] = {"cc": "powertcp", "cc_params": {"power_start": "first"}}
@@ -588,7 +588,8 @@ def test_profile_sets_ns3dc_powertcp():
     for k, v, msg in (("smoothing_base", "window", r"transport\.cc_params\.smoothing_base = 'window': not allowed; allowed: current, reference"),
                       ("power_start", 0, r"transport\.cc_params\.power_start = 0: expected a string; allowed: first, zero"),
                       ("tau_base", "tau", r"transport\.cc_params\.tau_base = 'tau': not allowed; allowed: unloaded, propagation"),
-                      ("unsmoothed_below", -1, r"transport\.cc_params\.unsmoothed_below = -1: must be a finite number >= 0")):
+                      ("unsmoothed_below", -1, r"transport\.cc_params\.unsmoothed_below = -1: must be a finite number >= 0"),
+                      ("window_check", "bytes", r"transport\.cc_params\.window_check = 'bytes': not allowed; allowed: in_flight, segment")):
         sc["transport"] = {"cc": "powertcp", "cc_params": {k: v}}
         with pytest.raises(sharebuf.ScenarioError, match=msg):
             sharebuf.run(sc, quiet=True)

@@ -68,6 +68,7 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.unsmoothed_below": 0.5,   # R_ref/c + AI with no smoothing while c = uAgg/0.95 <= 0.5
         "transport.cc_params.power_start": "zero",     # uAggregate starts at 0; the first ACK only keeps its records
         "transport.cc_params.tau_base": "propagation", # tau = the configured 80 us base RTT (serialization term lost)
+        "transport.cc_params.window_check": "segment", # SendPendingData: a segment goes only if it fits in cwnd = rate tau
         "switch.int_tx_bytes": "dequeued",           # GenQueueDisc::DoDequeue stamps txBytes = bytes dequeued before
                                                      # the packet (above the device FIFO), as the queue disc counts them
     },
@@ -81,7 +82,8 @@ CC_PARAMS_PREFIX = "transport.cc_params."
 CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp",
                 **{k: "timely" for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
                                          "rtt_diff_wraps", "keep_initial_window")},
-                **{k: "powertcp" for k in ("smoothing_base", "unsmoothed_below", "power_start", "tau_base")}}
+                **{k: "powertcp" for k in ("smoothing_base", "unsmoothed_below", "power_start", "tau_base",
+                                           "window_check")}}
 
 
 def cc_param_owner(dotted: str) -> Optional[str]:

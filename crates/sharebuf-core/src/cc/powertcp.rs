@@ -8,11 +8,13 @@
 //! measurement seeds Γ̄ (reference code), so a new flow does not ignore congestion for a τ.
 //!
 //! ns3dc's TCP PowerTCP (`TcpAdvanced::UpdateRatePowertcp`, per ACK and once per RTT alike)
-//! differs in four named parameters (docs/transports/powertcp.md): `smoothing_base =
+//! differs in five named parameters (docs/transports/powertcp.md): `smoothing_base =
 //! "reference"` (the (1 − γ) term takes W_ref, not the current W), `unsmoothed_below = 0.5`
 //! (at Γ̄/η ≤ 0.5, W = W_ref/(Γ̄/η) + β with no smoothing), `power_start = "zero"` (Γ̄ starts
 //! at 0 and the first ACK only keeps its records) and `tau_base = "propagation"` (τ is the
-//! configured propagation RTT, 80 µs, not the unloaded RTT with serialization).
+//! configured propagation RTT, 80 µs, not the unloaded RTT with serialization), and
+//! `window_check = "segment"` (a segment goes only if it fits in the window, ns-3's
+//! `SendPendingData`, not while the bytes in flight are below it).
 
 use super::rate::{max_over_hops, mbps, RateCtl};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
@@ -40,6 +42,9 @@ pub struct PowerTcp {
     start_zero: bool,
     /// τ is the path's propagation RTT (`tau_base = "propagation"`) instead of its unloaded RTT.
     tau_propagation: bool,
+    /// A segment goes only if it fits in the window (`window_check = "segment"`, ns-3's
+    /// `SendPendingData`) instead of while the bytes in flight are below it.
+    segment_window: bool,
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
@@ -47,7 +52,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
 }
 
 fn new(p: &Params) -> Result<PowerTcp, String> {
-    p.allow_only("powertcp", &["eta", "gamma", "ai_mbps", "min_rate_mbps", "smoothing_base", "unsmoothed_below", "power_start", "tau_base"])?;
+    p.allow_only("powertcp", &["eta", "gamma", "ai_mbps", "min_rate_mbps", "smoothing_base", "unsmoothed_below", "power_start", "tau_base", "window_check"])?;
     let eta = p.f64_or("eta", 0.95)?;
     let gamma = p.f64_or("gamma", 0.9)?;
     for (k, v) in [("eta", eta), ("gamma", gamma)] {
@@ -73,6 +78,7 @@ fn new(p: &Params) -> Result<PowerTcp, String> {
         unsmoothed_below,
         start_zero: p.str_or("power_start", "first", &["first", "zero"])? == "zero",
         tau_propagation: p.str_or("tau_base", "unloaded", &["unloaded", "propagation"])? == "propagation",
+        segment_window: p.str_or("window_check", "in_flight", &["in_flight", "segment"])? == "segment",
     })
 }
 
@@ -97,7 +103,7 @@ impl CongestionControl for PowerTcp {
         Box::new(self.clone())
     }
     fn partial_window(&self) -> bool {
-        true
+        !self.segment_window
     }
     fn wants_int(&self) -> bool {
         true
@@ -266,5 +272,6 @@ mod tests {
         assert!(bad("power_start", "seed".into()).contains("allowed: first, zero"));
         assert!(bad("tau_base", "tau".into()).contains("allowed: unloaded, propagation"));
         assert!(bad("unsmoothed_below", (-1.0).into()).contains("unsmoothed_below = -1"));
+        assert!(bad("window_check", "bytes".into()).contains("allowed: in_flight, segment"));
     }
 }

@@ -1286,6 +1286,22 @@ pub(crate) mod tests {
         }
     }
 
+    /// PowerTCP's window is rate × τ: 10 Gbps × 10 us = 12,500 B, 1000 B segments paced 0.8 us
+    /// apart, the first ACK back after 10 us. "in_flight" (the reference code) sends while the
+    /// bytes in flight are below the window: 13 segments (the 13th at 9.6 us, 12,000 B out);
+    /// "segment" (ns-3's `SendPendingData`) only a segment that fits: 12 (11,000 + 1000 ≤ 12,500).
+    #[test]
+    fn powertcp_window_check_in_flight_or_segment() {
+        for (check, n) in [("in_flight", 13), ("segment", 12)] {
+            let mut p = serde_json::Map::new();
+            p.insert("window_check".into(), check.into());
+            let cc = crate::cc::build("powertcp", &p).unwrap();
+            let mut h = Harness::with_line_rate(100_000, cfg(1000, true), cc, 5 * PS_PER_US, 1, 0, Box::new(|_, _| false), 10_000_000_000);
+            h.run_until(9_900_000);
+            assert_eq!(h.sent.len(), n, "{check}");
+        }
+    }
+
     /// `pacing_rate_change = "rescale"` (ns3dc's `SetCCRate`): a 1400 B segment paced at 10 Gbps
     /// at 0 books 1.12 us (its gap ends at 1,120,000 ps). At 0.5 us the rate changes: to 5 Gbps
     /// the gap ends at 1.12 + 2.24 − 1.12 = 2.24 us; to 20 Gbps at 1.12 + 0.56 − 1.12 = 0.56 us;
