@@ -123,6 +123,9 @@ VARIANTS = {
     "profile_ptcpinttx": ("ns3dc", {"switch.int_tx_bytes": "transmitted"}),
     "profile_ptcppace": ("ns3dc", {"transport.pacing_rate_change": "keep"}),
     "profile_ptcpwindow": ("ns3dc", {"transport.cc_params.window_check": "in_flight"}),
+    # any rate-paced transport (TIMELY too): the pacing gap booked at the old rate kept (the profile before
+    # pacing_rate_change)
+    "profile_pacekeep": ("ns3dc", {"transport.pacing_rate_change": "keep"}),
 }
 
 
