@@ -569,9 +569,11 @@ def test_profile_sets_ns3dc_powertcp():
     s = parse_scenario(sc)
     assert s.transport.cc_params.get("power_start") is None
     assert "int_tx_bytes" not in switch(s, None) and "pacing_rate_change" not in transport(s)
-    # HPCC reads INT too
+    # HPCC reads INT too; fixed_window's rate never changes, so no pacing gap is ever rescaled
     sc["transport"] = {"cc": "hpcc"}
     assert switch(parse_scenario(sc), None)["int_tx_bytes"] == "dequeued"
+    sc["transport"] = {"cc": "fixed_window"}
+    assert "pacing_rate_change" not in transport(parse_scenario(sc))
     sc.pop("profile")
     sc["transport"] = {"cc": "powertcp"}
     s = parse_scenario(sc)

@@ -163,6 +163,9 @@ def host(sc: Scenario, switch_ecn: List[int]) -> dict:
 #: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window; cc/dcqcn.rs); window-based ones
 #: (newreno, dctcp, cubic) never pace, so ``transport.pacing_size`` cannot act on them.
 RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window", "dcqcn")
+#: Rate-paced congestion controls whose rate changes during a flow (all but fixed_window): only they can
+#: meet ``transport.pacing_rate_change``.
+RATE_CHANGING_CCS = tuple(c for c in RATE_PACED_CCS if c != "fixed_window")
 #: Congestion controls whose flows send ECN-capable packets and react to ECN-Echo (the engine's
 #: ``ecn_capable``: cc/dctcp.rs, cc/dcqcn.rs); only they enter CWR, so ``transport.cwr_dupacks``
 #: cannot act on the others.
@@ -184,6 +187,11 @@ def _paced(sc: Scenario) -> bool:
     return sc.transport.cc in RATE_PACED_CCS or any(getattr(w, "cc", None) in RATE_PACED_CCS for w in sc.workload)
 
 
+def _rate_changes(sc: Scenario) -> bool:
+    """Whether any flow of the scenario is paced at a rate that changes during the flow."""
+    return sc.transport.cc in RATE_CHANGING_CCS or any(getattr(w, "cc", None) in RATE_CHANGING_CCS for w in sc.workload)
+
+
 def _ecn(sc: Scenario) -> bool:
     """Whether any flow of the scenario runs an ECN-capable congestion control."""
     return sc.transport.cc in ECN_CCS or any(getattr(w, "cc", None) in ECN_CCS for w in sc.workload)
@@ -199,7 +207,7 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
     # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
-    acts = {"pacing_size": _paced, "pacing_rate_change": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
+    acts = {"pacing_size": _paced, "pacing_rate_change": _rate_changes, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
             "prr_reduction_bound": lambda s: s.transport.recovery == "prr"}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
