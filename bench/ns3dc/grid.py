@@ -215,7 +215,8 @@ def cmd_sharebuf(args):
                     cc_keys = [k for k in keys if k.startswith("transport.cc_params.")]
                     other = [k for k in cc_keys if cc_param_owner(k) not in (None, p["tcp"])]
                     if (other and len(other) == len(keys)) or \
-                            (variant.startswith("profile_timely") and p["tcp"] != "timely"):
+                            (variant.startswith("profile_timely") and p["tcp"] != "timely") or \
+                            (variant.startswith("profile_ptcp") and p["tcp"] != "powertcp"):
                         continue  # only another congestion control's parameters (with_keys drops them)
                     dest = sb_path(variant, p, alg, seed)
                     if dest.exists() and not args.force:

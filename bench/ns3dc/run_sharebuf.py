@@ -113,6 +113,22 @@ VARIANTS = {
     # ABM's drain rate with the ABM code's empty-poll credit: 1,472 B added to a queue's dequeue
     # count each time round robin finds it empty (GenQueueDisc::DoDequeue); acts on ABM runs only
     "profile_pollcredit": ("ns3dc", {"switch.bm.empty_poll_credit_bytes": 1472}),
+    # PowerTCP (grid.py runs these at PowerTCP points only): the profile before ns3dc's TcpAdvanced PowerTCP
+    # (sharebuf's update rule, INT txBytes as transmitted, the pacing gap kept), and without each detail
+    "profile_ptcpbefore": ("ns3dc", {"transport.cc_params.smoothing_base": "current", "transport.cc_params.unsmoothed_below": 0,
+                                     "transport.cc_params.power_start": "first", "transport.cc_params.tau_base": "unloaded",
+                                     "transport.cc_params.window_check": "in_flight",
+                                     "switch.int_tx_bytes": "transmitted", "transport.pacing_rate_change": "keep"}),
+    "profile_ptcpsmooth": ("ns3dc", {"transport.cc_params.smoothing_base": "current"}),
+    "profile_ptcpjump": ("ns3dc", {"transport.cc_params.unsmoothed_below": 0}),
+    "profile_ptcpstart": ("ns3dc", {"transport.cc_params.power_start": "first"}),
+    "profile_ptcptau": ("ns3dc", {"transport.cc_params.tau_base": "unloaded"}),
+    "profile_ptcpinttx": ("ns3dc", {"switch.int_tx_bytes": "transmitted"}),
+    "profile_ptcppace": ("ns3dc", {"transport.pacing_rate_change": "keep"}),
+    "profile_ptcpwindow": ("ns3dc", {"transport.cc_params.window_check": "in_flight"}),
+    # any rate-paced transport (TIMELY too): the pacing gap booked at the old rate kept (the profile before
+    # pacing_rate_change)
+    "profile_pacekeep": ("ns3dc", {"transport.pacing_rate_change": "keep"}),
 }
 
 #: keys of one buffer-management scheme's [switch.bm] (set only where the scenario runs that scheme)

@@ -539,6 +539,64 @@ def test_profile_sets_ns3dc_timely():
     assert t.cc_params == {} and t.pacing_size == "packet"
 
 
+def test_profile_sets_ns3dc_powertcp():
+    """The profile runs PowerTCP as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
+    its four update-rule parameters go to PowerTCP only, the switches stamp INT's txBytes at the queue
+    disc (named in the engine spec only where a flow reads INT), and a rate change moves a pending
+    pacing gap (named only where a flow is paced); a scenario's own value wins; bad values are clear
+    errors. The hand computations are cc::powertcp's and transport::tcp's tests."""
+    from sharebuf.scenario.engine_spec import switch, transport
+    sc = star(hosts=2)
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "powertcp"}
+    s = parse_scenario(sc)
+    assert s.transport.cc_params == {"smoothing_base": "reference", "unsmoothed_below": 0.5, "power_start": "zero",
+                                     "tau_base": "propagation", "window_check": "segment"}
+    assert switch(s, None)["int_tx_bytes"] == "dequeued"
+    assert transport(s)["pacing_rate_change"] == "rescale"
+    sc["transport"] = {"cc": "powertcp", "cc_params": {"power_start": "first"}}
+    assert parse_scenario(sc).transport.cc_params["power_start"] == "first"
+    sc["switch"]["int_tx_bytes"] = "transmitted"
+    sc["transport"]["pacing_rate_change"] = "keep"
+    s = parse_scenario(sc)
+    assert "int_tx_bytes" not in switch(s, None) and "pacing_rate_change" not in transport(s)
+    sc["switch"].pop("int_tx_bytes")
+    sc["transport"] = {"cc": "timely"}
+    s = parse_scenario(sc)
+    assert "power_start" not in s.transport.cc_params and "int_tx_bytes" not in switch(s, None)
+    assert transport(s)["pacing_rate_change"] == "rescale"
+    sc["transport"] = {"cc": "cubic"}
+    s = parse_scenario(sc)
+    assert s.transport.cc_params.get("power_start") is None
+    assert "int_tx_bytes" not in switch(s, None) and "pacing_rate_change" not in transport(s)
+    # HPCC reads INT too; fixed_window's rate never changes, so no pacing gap is ever rescaled
+    sc["transport"] = {"cc": "hpcc"}
+    assert switch(parse_scenario(sc), None)["int_tx_bytes"] == "dequeued"
+    sc["transport"] = {"cc": "fixed_window"}
+    assert "pacing_rate_change" not in transport(parse_scenario(sc))
+    sc.pop("profile")
+    sc["transport"] = {"cc": "powertcp"}
+    s = parse_scenario(sc)
+    assert s.transport.cc_params == {} and "int_tx_bytes" not in switch(s, None) \
+        and "pacing_rate_change" not in transport(s)
+    sc["switch"]["int_tx_bytes"] = "sent"
+    with pytest.raises(ScenarioError, match=r"switch\.int_tx_bytes = 'sent': Input should be 'transmitted' or 'dequeued'"):
+        parse_scenario(sc)
+    sc["switch"].pop("int_tx_bytes")
+    sc["transport"] = {"cc": "powertcp", "pacing_rate_change": "reset"}
+    with pytest.raises(ScenarioError, match=r"transport\.pacing_rate_change = 'reset': Input should be 'keep' or 'rescale'"):
+        parse_scenario(sc)
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 10_000, "start_s": 0.0}]}]
+    for k, v, msg in (("smoothing_base", "window", r"transport\.cc_params\.smoothing_base = 'window': not allowed; allowed: current, reference"),
+                      ("power_start", 0, r"transport\.cc_params\.power_start = 0: expected a string; allowed: first, zero"),
+                      ("tau_base", "tau", r"transport\.cc_params\.tau_base = 'tau': not allowed; allowed: unloaded, propagation"),
+                      ("unsmoothed_below", -1, r"transport\.cc_params\.unsmoothed_below = -1: must be a finite number >= 0"),
+                      ("window_check", "bytes", r"transport\.cc_params\.window_check = 'bytes': not allowed; allowed: in_flight, segment")):
+        sc["transport"] = {"cc": "powertcp", "cc_params": {k: v}}
+        with pytest.raises(sharebuf.ScenarioError, match=msg):
+            sharebuf.run(sc, quiet=True)
+
+
 def test_pacing_size_reaches_the_engine_only_where_a_sender_is_paced():
     """The profile's pacing_size = "payload" acts only on rate-paced senders (TIMELY, PowerTCP,
     θ-PowerTCP, HPCC, fixed_window): the engine spec names it only when the transport or a

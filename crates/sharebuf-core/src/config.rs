@@ -96,6 +96,11 @@ pub struct SwitchSpec {
     /// 20 B IPv4 headers, as ns-3's queue discs count).
     #[serde(default = "wire")]
     pub buffer_accounting: String,
+    /// INT's txBytes: "transmitted" (the bytes whose transmission started before the packet is
+    /// stamped) or "dequeued" (the bytes, as the buffer counts them, that left the port's
+    /// queues before it: ns3dc's `GenQueueDisc`, above the device FIFO).
+    #[serde(default = "transmitted")]
+    pub int_tx_bytes: String,
     pub bm: BmSpec,
     /// Lossless priorities and PFC (docs/lossless.md); None: every priority is lossy.
     #[serde(default)]
@@ -149,6 +154,10 @@ fn default_alpha_ingress() -> f64 {
 
 fn wire() -> String {
     "wire".into()
+}
+
+fn transmitted() -> String {
+    "transmitted".into()
 }
 
 fn salted() -> String {
@@ -295,6 +304,12 @@ pub struct TransportSpec {
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
     pub pacing_size: String,
+    /// A rate change while a paced sender waits out its gap: "keep" (the gap booked at the old
+    /// rate stands) or "rescale" (ns3dc's `TcpSocketBase::SetCCRate`: the pending gap moves by
+    /// the new rate's gap minus the old one's for the last paced packet, unless that would end
+    /// it by now, when it stands).
+    #[serde(default = "keep")]
+    pub pacing_rate_change: String,
     /// The receive window the receiver advertises in its SYN-ACK, in bytes: a TCP sender keeps
     /// its data in flight within it until the receiver's first ACK (0: no limit). ns-3 puts the
     /// SYN-ACK's window field there unscaled (RFC 7323), at most 65,535 B, and scales the window
@@ -341,6 +356,10 @@ fn recover() -> String {
 
 fn packet() -> String {
     "packet".into()
+}
+
+fn keep() -> String {
+    "keep".into()
 }
 
 fn detect() -> String {

@@ -196,6 +196,11 @@ impl Simulator {
             "ip_payload" => return Err(format!("switch.buffer_accounting = 'ip_payload': needs transport.header_bytes >= {IP_PAYLOAD_OVERHEAD_BYTES} (point-to-point 2 + IPv4 20), got {}", spec.transport.header_bytes)),
             s => return Err(format!("switch.buffer_accounting = '{s}': allowed: wire, ip_payload")),
         };
+        let int_dequeued = match sw.int_tx_bytes.as_str() {
+            "transmitted" => false,
+            "dequeued" => true,
+            s => return Err(format!("switch.int_tx_bytes = '{s}': allowed: transmitted, dequeued")),
+        };
         // Before anything divides by a rate (found by the engine fuzz test).
         for (i, d) in topo.ports.iter().enumerate() {
             if d.rate_bps == 0 {
@@ -217,6 +222,7 @@ impl Simulator {
                 busy_until: 0,
                 txdone_at: 0,
                 tx_bytes: 0,
+                deq_bytes: 0,
                 nic_bytes: 0,
                 queued_pkts: 0,
                 dev: VecDeque::new(),
@@ -271,6 +277,7 @@ impl Simulator {
                 node: topo.switch_node(s as u32),
                 ecmp_salt: topo.ecmp_salt(s as u32),
                 acct_overhead_bytes,
+                int_dequeued,
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
                 ecmp_memo: Default::default(),
@@ -692,8 +699,10 @@ impl Simulator {
             }
             p.size_bytes = wire_bytes;
             if p.has(flags::DATA) {
-                stamp_int(&mut self.pool, id, qbytes, port, now);
+                let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
+                stamp_int(&mut self.pool, id, qbytes, port.rate_bps, tx, now);
             }
+            port.deq_bytes += size;
             if credit {
                 self.credit_empty_polls(g, next_before, Some(qr.queue));
             }
@@ -1001,8 +1010,11 @@ impl Simulator {
             }
         }
         if is_data {
-            stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port, now);
+            let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
+            stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, tx, now);
         }
+        // SAFETY: as above.
+        unsafe { self.ports.get_unchecked_mut(g) }.deq_bytes += acct_bytes as u64;
         if let Some((ing, prio)) = resume {
             self.send_pfc(ing, prio, false);
         }
@@ -1493,14 +1505,16 @@ impl Simulator {
     }
 }
 
-/// Append switch port `port`'s INT record to data packet `id` as it starts transmission at
-/// `now`, if INT is on: `qlen_bytes` is its queue's length just after it left.
+/// Append a switch port's INT record to data packet `id` as it leaves the port's queue at
+/// `now`, if INT is on: `qlen_bytes` is its queue's length just after it left, `tx_bytes` the
+/// port's txBytes (`switch.int_tx_bytes`: the bytes whose transmission started before `now`, or
+/// those dequeued before this packet).
 #[inline(always)]
-fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, port: &Port, now: Time) {
+fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, rate_bps: u64, tx_bytes: u64, now: Time) {
     if let Some(st) = pool.int_mut(id) {
         let n = st.n as usize;
         if n < MAX_INT_HOPS {
-            st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps: port.rate_bps, ts_ps: now, tx_bytes: port.tx_bytes_before(now) };
+            st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps, ts_ps: now, tx_bytes };
             st.n += 1;
         }
     }

@@ -209,6 +209,9 @@ pub struct Port {
     pub txdone_at: u64,
     /// Bytes this port has transmitted (INT's txBytes).
     pub tx_bytes: u64,
+    /// Bytes (as the buffer counts them) that left this switch port's queues for the device
+    /// FIFO or the wire (INT's txBytes with `int_tx_bytes = "dequeued"`).
+    pub deq_bytes: u64,
     /// Bytes queued at a host NIC (switch ports use the switch's BufferState).
     pub nic_bytes: u64,
     /// Packets queued over all queues of this port (above the device FIFO).
@@ -323,6 +326,9 @@ pub struct Switch {
     pub ecmp_salt: u32,
     /// Bytes of a packet's wire size not counted in the buffer (`buffer_accounting`).
     pub acct_overhead_bytes: u32,
+    /// INT's txBytes are the bytes dequeued from the port's queues (`int_tx_bytes =
+    /// "dequeued"`, `Port::deq_bytes`) instead of those whose transmission started.
+    pub int_dequeued: bool,
     /// Global ids of this switch's ports, in local order. Crate-private, like `buf`: the
     /// per-packet path indexes `Simulator::ports` with these ids and the buffer's per-queue
     /// vectors with checked-once queue refs, without bounds checks.
@@ -431,7 +437,7 @@ mod tests {
     use super::*;
 
     fn port(nq: usize) -> Port {
-        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_bytes: 0, dev_cap: 0, wire_start: 0, wire_bytes: 0, ps_per_byte: 0, sched: SchedState::default(), paused: 0, paused_q: 0 }
+        Port { peer: 0, rate_bps: 1, delay_ps: 0, switch: 0, local: 0, queues: vec![VecDeque::new(); nq], busy_until: 0, txdone_at: 0, tx_bytes: 0, deq_bytes: 0, nic_bytes: 0, queued_pkts: 0, dev: VecDeque::new(), dev_bytes: 0, dev_cap: 0, wire_start: 0, wire_bytes: 0, ps_per_byte: 0, sched: SchedState::default(), paused: 0, paused_q: 0 }
     }
 
     /// ABM's empty-poll credit visits, by hand: round robin from the turn to the first non-empty

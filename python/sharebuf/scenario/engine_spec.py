@@ -90,6 +90,9 @@ def switch(sc: Scenario, base: Path) -> dict:
     out = dict(buffer_bytes=buffer_bytes, queues_per_port=sw.queues_per_port, scheduler=sw.scheduler,
                drr_weights=sw.drr_weights or [], drr_quantum_bytes=sw.drr_quantum_bytes, ecn_k_bytes=ecn,
                device_queue_packets=sw.device_queue_packets, buffer_accounting=sw.buffer_accounting, bm=scheme(sc, base))
+    if sw.int_tx_bytes != "transmitted" and _int(sc):
+        # Named only when set and a flow reads INT: every other spec (and run key) is unchanged.
+        out["int_tx_bytes"] = sw.int_tx_bytes
     if sw.lossless_priorities:
         # Named only with lossless priorities: a lossy scenario's spec (and run key) is unchanged.
         for p in sw.lossless_priorities:
@@ -160,15 +163,33 @@ def host(sc: Scenario, switch_ecn: List[int]) -> dict:
 #: rate: cc/rate.rs for TIMELY, powertcp, theta_powertcp, hpcc, fixed_window; cc/dcqcn.rs); window-based ones
 #: (newreno, dctcp, cubic) never pace, so ``transport.pacing_size`` cannot act on them.
 RATE_PACED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc", "fixed_window", "dcqcn")
+#: Rate-paced congestion controls whose rate changes during a flow (all but fixed_window): only they can
+#: meet ``transport.pacing_rate_change``.
+RATE_CHANGING_CCS = tuple(c for c in RATE_PACED_CCS if c != "fixed_window")
 #: Congestion controls whose flows send ECN-capable packets and react to ECN-Echo (the engine's
 #: ``ecn_capable``: cc/dctcp.rs, cc/dcqcn.rs); only they enter CWR, so ``transport.cwr_dupacks``
 #: cannot act on the others.
 ECN_CCS = ("dctcp", "dcqcn")
 
 
+#: Congestion controls that read the switches' INT records (the engine's ``wants_int``: cc/powertcp.rs,
+#: cc/hpcc.rs); ``switch.int_tx_bytes`` cannot act on the others.
+INT_CCS = ("powertcp", "hpcc")
+
+
+def _int(sc: Scenario) -> bool:
+    """Whether any flow of the scenario runs a congestion control that reads INT."""
+    return sc.transport.cc in INT_CCS or any(getattr(w, "cc", None) in INT_CCS for w in sc.workload)
+
+
 def _paced(sc: Scenario) -> bool:
     """Whether any flow of the scenario runs a rate-paced congestion control."""
     return sc.transport.cc in RATE_PACED_CCS or any(getattr(w, "cc", None) in RATE_PACED_CCS for w in sc.workload)
+
+
+def _rate_changes(sc: Scenario) -> bool:
+    """Whether any flow of the scenario is paced at a rate that changes during the flow."""
+    return sc.transport.cc in RATE_CHANGING_CCS or any(getattr(w, "cc", None) in RATE_CHANGING_CCS for w in sc.workload)
 
 
 def _ecn(sc: Scenario) -> bool:
@@ -186,10 +207,11 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
     # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
-    acts = {"pacing_size": _paced, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
+    acts = {"pacing_size": _paced, "pacing_rate_change": _rate_changes, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
             "prr_reduction_bound": lambda s: s.transport.recovery == "prr"}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
+                                                  ("pacing_rate_change", "keep"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
                                                   ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"),

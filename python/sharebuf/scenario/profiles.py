@@ -53,6 +53,7 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                        # with no floor
         # ns3dc's TcpAdvanced (TIMELY, PowerTCP, θ-PowerTCP): CC_pacingTimer waits payload / rate after each segment
         "transport.pacing_size": "payload",
+        "transport.pacing_rate_change": "rescale",   # SetCCRate moves a pending CC_pacingTimer by new gap - old gap
         # ns3dc's TIMELY (TcpAdvanced::UpdateRateTimely, run-main.sh; for TIMELY only):
         "transport.cc_params.t_low_us": 200,           # TimelyTlow 200 us (the paper: 50)
         "transport.cc_params.ai_mbps": 100,            # AI 100 Mbps (the paper: 10)
@@ -61,6 +62,15 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.gradient_base": "propagation",  # gradient over the configured 80 us base RTT
         "transport.cc_params.rtt_diff_wraps": True,    # uint64_t lastRTTdiff: a negative difference wraps
         "transport.cc_params.keep_initial_window": True,  # cwnd = InitialCwnd from the SYN-ACK until the first SetCCRate
+        # ns3dc's PowerTCP (TcpAdvanced::UpdateRatePowertcp, per ACK and once per RTT; for PowerTCP only):
+        "transport.cc_params.smoothing_base": "reference",  # 0.9 (R_ref/c + AI) + 0.1 R_ref: the (1 - gamma) term on
+                                                            # the once-per-RTT reference rate, not the current one
+        "transport.cc_params.unsmoothed_below": 0.5,   # R_ref/c + AI with no smoothing while c = uAgg/0.95 <= 0.5
+        "transport.cc_params.power_start": "zero",     # uAggregate starts at 0; the first ACK only keeps its records
+        "transport.cc_params.tau_base": "propagation", # tau = the configured 80 us base RTT (serialization term lost)
+        "transport.cc_params.window_check": "segment", # SendPendingData: a segment goes only if it fits in cwnd = rate tau
+        "switch.int_tx_bytes": "dequeued",           # GenQueueDisc::DoDequeue stamps txBytes = bytes dequeued before
+                                                     # the packet (above the device FIFO), as the queue disc counts them
     },
 }
 
@@ -71,7 +81,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
 CC_PARAMS_PREFIX = "transport.cc_params."
 CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp",
                 **{k: "timely" for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
-                                         "rtt_diff_wraps", "keep_initial_window")}}
+                                         "rtt_diff_wraps", "keep_initial_window")},
+                **{k: "powertcp" for k in ("smoothing_base", "unsmoothed_below", "power_start", "tau_base",
+                                           "window_check")}}
 
 
 def cc_param_owner(dotted: str) -> Optional[str]:

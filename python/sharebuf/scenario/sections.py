@@ -33,6 +33,11 @@ class SwitchSection(Section):
     #: "wire": payload + headers; "ip_payload": wire minus point-to-point (2 B) and IPv4 (20 B)
     #: headers, as ns-3 queue discs count (1432 B per 1400 B segment with timestamps, 32 B per ACK).
     buffer_accounting: Literal["wire", "ip_payload"] = "wire"
+    #: INT's txBytes in a data packet's record (PowerTCP, HPCC): "transmitted", the bytes whose
+    #: transmission started on the port before the packet is stamped; "dequeued", the bytes (as
+    #: the buffer counts them) that left the port's queues before it, the device FIFO's included
+    #: (ns3dc's GenQueueDisc, above the device FIFO).
+    int_tx_bytes: Literal["transmitted", "dequeued"] = "transmitted"
     #: Lossless priorities protected by PFC (docs/lossless.md); empty: all lossy (default).
     lossless_priorities: Optional[List[Annotated[int, NotBool, Field(ge=0, le=7)]]] = None
     #: Headroom per lossless (ingress port, priority); default: the bound of docs/lossless.md §6
@@ -149,6 +154,11 @@ class TransportSection(Section):
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).
     pacing_size: Literal["packet", "payload"] = "packet"
+    #: A rate change (TIMELY, PowerTCP, ...) while a paced sender waits out its gap: "keep", the gap
+    #: booked at the old rate stands; "rescale", as ns3dc's SetCCRate, the pending gap moves by the
+    #: last paced packet's time at the new rate minus its time at the old one (unless that would
+    #: end it by now).
+    pacing_rate_change: Literal["keep", "rescale"] = "keep"
     #: The receive window the receiver advertises in its SYN-ACK, in bytes: a TCP sender keeps its data in
     #: flight within it until the receiver's first ACK, pre-opened connections (incast responses) included;
     #: "none": no limit. ns-3 (so ns3dc) takes the SYN-ACK's 16-bit window unscaled (RFC 7323): 65535, so a

@@ -85,6 +85,8 @@ pub struct TransportCfg {
     pub loss_cwr_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
+    /// `pacing_rate_change = "rescale"`: a rate change moves a pending pacing gap (ns3dc).
+    pub pace_rescale: bool,
     /// Bytes a TCP sender may have in flight until the receiver's first ACK (the SYN-ACK's
     /// window; u64::MAX: no limit).
     pub syn_ack_window_bytes: u64,
@@ -139,6 +141,7 @@ impl TransportCfg {
             return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
         }
         let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
+        let pace_rescale = two_way("pacing_rate_change", &t.pacing_rate_change, "keep", "rescale")?;
         let roce = match t.kind.as_str() {
             "tcp" => false,
             "roce" => true,
@@ -188,6 +191,7 @@ impl TransportCfg {
             prr_ssrb_rtx_acked,
             loss_cwr_ns3,
             pace_payload_only,
+            pace_rescale,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },
             prr,
             roce,

@@ -60,6 +60,8 @@ pub struct TcpFlow {
     pub rto: Timer,
     pub pace: Timer,
     next_send_ps: Time,
+    /// Bytes the last paced packet booked (its gap ends at `next_send_ps`).
+    pace_booked: u64,
     /// Data bytes sent so far, retransmissions included (unscheduled tagging).
     bytes_sent: u64,
     ecn: bool,
@@ -153,6 +155,7 @@ impl TcpFlow {
             rto_ps: cfg.initial_rto_ps,
             rto: Timer::default(),
             pace: Timer::default(),
+            pace_booked: 0,
             next_send_ps: 0,
             bytes_sent: 0,
             ecn: false,
@@ -352,7 +355,27 @@ impl TcpFlow {
         }
         let booked = if cfg.pace_payload_only { len } else { len + cfg.header_bytes };
         self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(booked, self.win.pacing_rate_bps);
+        self.pace_booked = booked;
         true
+    }
+
+    /// `pacing_rate_change = "rescale"`, after an ACK moved the pacing rate from `old_bps`: as
+    /// ns3dc's `SetCCRate`, a gap still running (it ends after `now`) ends instead at its end +
+    /// the last paced packet's time at the new rate − its time at the old rate, if that is
+    /// after `now`; otherwise it stands.
+    #[inline(never)]
+    fn rescale_pacing(&mut self, old_bps: u64, now: Time) {
+        let new_bps = self.win.pacing_rate_bps;
+        if new_bps == old_bps || old_bps == 0 || new_bps == 0 || self.next_send_ps <= now {
+            return;
+        }
+        let end = self.next_send_ps as i128 + tx_time_ps(self.pace_booked, new_bps) as i128 - tx_time_ps(self.pace_booked, old_bps) as i128;
+        if end > now as i128 {
+            self.next_send_ps = end as Time;
+            if self.pace.armed() {
+                self.pace.arm(self.next_send_ps);
+            }
+        }
     }
 
     /// RFC 6675 recovery: while the pipe (bytes in flight, not SACKed, not presumed lost)
@@ -525,7 +548,11 @@ impl TcpFlow {
             }
             self.dupacks = 0;
             let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, path: &self.path };
+            let rate0 = self.win.pacing_rate_bps;
             self.cc.as_mut().expect("established flow has a congestion controller").on_ack(&mut self.win, &info);
+            if cfg.pace_rescale {
+                self.rescale_pacing(rate0, now);
+            }
             if ack >= self.size_bytes {
                 self.state = SendState::Done;
                 self.rto.disarm();
@@ -574,6 +601,7 @@ impl TcpFlow {
             self.sb.insert(ack + pkt.sack_lo as u64, ack + pkt.sack_hi as u64);
         }
         let mut cc = self.cc.take().expect("established flow has a congestion controller");
+        let rate0 = self.win.pacing_rate_bps;
         let mut partial_rtx = false;
         // This ACK of new data is a partial ACK in recovery.
         let mut partial = false;
@@ -740,6 +768,9 @@ impl TcpFlow {
             }
         }
         self.cc = Some(cc);
+        if cfg.pace_rescale {
+            self.rescale_pacing(rate0, now);
+        }
         // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3). In ns-3's CWR, PRR runs only on an
         // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
         let cwr_prr_now = cfg.prr && self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
@@ -1028,7 +1059,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, loss_cwr_ns3: false, pace_payload_only: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, loss_cwr_ns3: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1252,6 +1283,39 @@ pub(crate) mod tests {
             h.run_until(15 * PS_PER_US);
             let t: Vec<Time> = h.sent.iter().map(|s| s.0).collect();
             assert_eq!(t, (0..10).map(|k| k * gap).collect::<Vec<_>>(), "payload_only = {payload_only}");
+        }
+    }
+
+    /// PowerTCP's window is rate × τ: 10 Gbps × 10 us = 12,500 B, 1000 B segments paced 0.8 us
+    /// apart, the first ACK back after 10 us. "in_flight" (the reference code) sends while the
+    /// bytes in flight are below the window: 13 segments (the 13th at 9.6 us, 12,000 B out);
+    /// "segment" (ns-3's `SendPendingData`) only a segment that fits: 12 (11,000 + 1000 ≤ 12,500).
+    #[test]
+    fn powertcp_window_check_in_flight_or_segment() {
+        for (check, n) in [("in_flight", 13), ("segment", 12)] {
+            let mut p = serde_json::Map::new();
+            p.insert("window_check".into(), check.into());
+            let cc = crate::cc::build("powertcp", &p).unwrap();
+            let mut h = Harness::with_line_rate(100_000, cfg(1000, true), cc, 5 * PS_PER_US, 1, 0, Box::new(|_, _| false), 10_000_000_000);
+            h.run_until(9_900_000);
+            assert_eq!(h.sent.len(), n, "{check}");
+        }
+    }
+
+    /// `pacing_rate_change = "rescale"` (ns3dc's `SetCCRate`): a 1400 B segment paced at 10 Gbps
+    /// at 0 books 1.12 us (its gap ends at 1,120,000 ps). At 0.5 us the rate changes: to 5 Gbps
+    /// the gap ends at 1.12 + 2.24 − 1.12 = 2.24 us; to 20 Gbps at 1.12 + 0.56 − 1.12 = 0.56 us;
+    /// to 100 Gbps 1.12 + 0.112 − 1.12 = 0.112 us is before now, so the gap stands at 1.12 us.
+    #[test]
+    fn a_rate_change_rescales_the_pending_pacing_gap() {
+        let cc = crate::cc::build("timely", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::with_line_rate(14_000, cfg(1400, true), cc, 10 * PS_PER_US, 1, 0, Box::new(|_, _| false), 10_000_000_000);
+        for (new_bps, end) in [(5_000_000_000, 2_240_000), (20_000_000_000, 560_000), (100_000_000_000, 1_120_000)] {
+            let f = &mut h.f;
+            (f.next_send_ps, f.pace_booked) = (1_120_000, 1400);
+            f.win.pacing_rate_bps = new_bps;
+            f.rescale_pacing(10_000_000_000, 500_000);
+            assert_eq!(f.next_send_ps, end, "{new_bps} bps");
         }
     }
 
