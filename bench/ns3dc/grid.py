@@ -203,10 +203,10 @@ def cmd_sharebuf(args):
             replay = HERE / "scenarios" / "replay" / p["name"]
             ws_csv, inc_csv = ns3dc_flows.write_csvs(flows, start, seed, replay)
             hashed = None
-            if any(VARIANTS[v][1].get("topology.ecmp_hash") == "flow" for v in args.variants.split(",")) \
-                    and p["binary"] == "abm-evaluation":   # ports derived for abm-evaluation's draws only
+            if any(VARIANTS[v][1].get("topology.ecmp_hash") == "flow" for v in args.variants.split(",")):
                 ports = ns3dc_ecmp.flow_ports(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                              qrate=p["query_rate"], nprio=p["nprio"])
+                                              qrate=p["query_rate"], nprio=p["nprio"],
+                                              per_flow_prio=p["binary"].endswith("nprio"))
                 hashed = ns3dc_flows.write_csvs(flows, start, seed, replay,
                                                 hashes=ns3dc_ecmp.flow_hashes(flows, ports))
             for alg in have:
@@ -224,9 +224,6 @@ def cmd_sharebuf(args):
                     out = HERE / "out" / "grid" / variant / p["name"] / f"{alg}-s{seed}"
                     t0 = time.time()
                     csvs = hashed if keys.get("topology.ecmp_hash") == "flow" else (ws_csv, inc_csv)
-                    if csvs is None:
-                        print(f"{p['name']}: {variant} skipped (ns3dc's ports are derived for abm-evaluation only)")
-                        continue
                     sharebuf.run(with_keys(scenario(p, alg, seed, *csvs), keys), profile=prof,
                                  quiet=True, out=out)
                     dest.parent.mkdir(parents=True, exist_ok=True)

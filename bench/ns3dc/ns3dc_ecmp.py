@@ -122,15 +122,17 @@ EXAMPLES = {"abm-evaluation": {"servers": 32, "leaves": 2, "uplinks": 8},
 
 
 def connections(seed, launch_s, load=0.4, servers=32, leaves=2, request=1966080, qrate=2.0, start=10.0, nprio=2,
-                uplinks=8):
+                uplinks=8, per_flow_prio=False):
     """``ns3dc_flows.generate``'s flows (same order; abm-evaluation's and credence-evaluation's
-    draws, one priority per leaf and workload) and each one's (source port, destination port)
-    (`assign_ports`). Install order is the generator's: leaf 0's web search, leaf 0's queries, leaf
+    draws, one priority per leaf and workload; abm-evaluation-nprio's with ``per_flow_prio``, one per
+    web-search flow) and each one's (source port, destination port) (`assign_ports`; both ABM
+    examples install, address and start their applications the same way). Install order is the generator's: leaf 0's web search, leaf 0's queries, leaf
     1's web search, ... Application start: an incast response's at 150 ns + ``rand_range(50,
     1000)`` ms, a web-search flow's at its start time (from ``start``)."""
     setup_ms = []
     flows, t0 = F.generate(seed, launch_s, load=load, servers=servers, leaves=leaves, request=request, qrate=qrate,
-                           start=start, nprio=nprio, uplinks=uplinks, setup_ms=setup_ms)
+                           start=start, nprio=nprio, uplinks=uplinks, setup_ms=setup_ms,
+                           per_flow_prio=per_flow_prio)
     ms = iter(setup_ms)
     rows = [(f[1], f[2], 150e-9 + next(ms) / 1e3 if f[0] == "incast" else f[4]) for f in flows]
     return flows, t0, assign_ports(rows)

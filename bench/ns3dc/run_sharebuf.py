@@ -95,6 +95,8 @@ VARIANTS = {
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),
+    # the same, with the ABM code's empty-poll credit (below, profile_pollcredit)
+    "profile_ns3hash_pollcredit": ("ns3dc", {"topology.ecmp_hash": "flow", "switch.bm.empty_poll_credit_bytes": 1472}),
     # the profile before both CWR settings (duplicate ACKs start recovery, DCTCP cuts at the echo)
     "profile_cwrbefore": ("ns3dc", {"transport.cwr_dupacks": "recover", "transport.cwr_window": "cc"}),
     # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,

@@ -89,3 +89,28 @@ def test_credence_example_connections_follow_the_rules(E):
         ws = sorted((x[1], x[2]) for x in lst if x[0] == "websearch")
         assert all(i < w for i in inc for _t, w in ws)
         assert [w for _t, w in ws] == sorted(w for _t, w in ws)   # web search: by start time
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc rand() sequence")
+def test_nprio_example_connections_follow_the_same_rules(E):
+    """abm-evaluation-nprio (run-nprio.sh: 8 queues per port, one priority drawn per web-search
+    flow) installs, addresses and starts its applications as abm-evaluation does, so its ports
+    follow the same rules over its own draws: the generator's per-flow-priority flows, each
+    receiver's ports 4444 on in flow order, each sender's incast responses (set up at 50-1000 ms)
+    before its web-search flows (from 10 s), those by start time."""
+    kw = dict(load=0.4, request=983040, nprio=8, **E.EXAMPLES["abm-evaluation"])
+    flows, t0, ports = E.connections(1, 0.05, per_flow_prio=True, **kw)
+    gen, _ = E.F.generate(1, 0.05, per_flow_prio=True, **kw)
+    assert flows == gen and t0 == 10.0 and len(ports) == len(flows)
+    assert flows != E.F.generate(1, 0.05, **kw)[0]   # the nprio draws are not abm-evaluation's
+    by_dst, by_src = {}, {}
+    for f, (sp, dp) in zip(flows, ports):
+        by_dst.setdefault(f[2], []).append(dp)
+        by_src.setdefault(f[1], []).append((f[0], f[4], sp))
+    assert all(d == list(range(4444, 4444 + len(d))) for d in by_dst.values())
+    for lst in by_src.values():
+        assert sorted(x[2] for x in lst) == list(range(49153, 49153 + len(lst)))
+        inc = [x[2] for x in lst if x[0] == "incast"]
+        ws = sorted((x[1], x[2]) for x in lst if x[0] == "websearch")
+        assert all(i < w for i in inc for _t, w in ws)
+        assert [w for _t, w in ws] == sorted(w for _t, w in ws)
