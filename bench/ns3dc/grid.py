@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -320,6 +321,12 @@ def boot(x, kind, pick):
     return out
 
 
+def cell_rng(p, *cell):
+    """The bootstrap's generator of one cell: seeded by BOOT_SEED and the cell's own name, so a
+    cell's mark does not move when points are added before it."""
+    return np.random.default_rng([BOOT_SEED, zlib.crc32("/".join([p["name"], *cell]).encode())])
+
+
 def boot_runs(xs, kind, rng):
     """Bootstrap values of several runs of one cell: paired (the same resample of groups for each) when
     they replay the same groups, each resampled on its own otherwise."""
@@ -379,7 +386,6 @@ def table(variant):
              "| ABM/DT p99 ns3dc / sharebuf |",
              "|---|---|---|---|---:|---|---|---|---|---|---|"]
     ok_n = tot = noise_n = 0
-    rng = np.random.default_rng(BOOT_SEED)
     for p in points():
         seeds = [s for s in p["seeds"]
                  if all(fct_path(p, a, s) is not None and sb_path(variant, p, a, s).exists() for a in p["algs"])]
@@ -408,7 +414,8 @@ def table(variant):
                     ok = within(n[kind], s[kind], kind)
                     dec = True
                     if ok is False:
-                        dec = beyond_noise(*boot_runs([side[("ns3dc", a)][c], side[("sharebuf", a)][c]], kind, rng),
+                        dec = beyond_noise(*boot_runs([side[("ns3dc", a)][c], side[("sharebuf", a)][c]], kind,
+                                                      cell_rng(p, c, kind, a)),
                                            kind, n[kind])
                         noise_n += not dec
                     ok_n += bool(ok)
@@ -422,7 +429,7 @@ def table(variant):
                 ok = within(rn, rs, "ratio")
                 dec = True
                 if ok is False:
-                    b = dict(zip(side, boot_runs([side[k][c] for k in side], "p99", rng)))
+                    b = dict(zip(side, boot_runs([side[k][c] for k in side], "p99", cell_rng(p, c, "ratio"))))
                     dec = beyond_noise(b[("ns3dc", "abm")] / b[("ns3dc", "dt")],
                                        b[("sharebuf", "abm")] / b[("sharebuf", "dt")], "ratio", rn)
                     noise_n += not dec
