@@ -7,7 +7,7 @@ flows with `ecmp_hash = "flow"` and K random per-flow hashes (the same hash at e
 and "same" do; draw k of seed s uses Python's random.Random(1000 s + k)), one scheme, for each
 variant, and prints each class's p99 pooled over the point's seeds, draw by draw, against ns3dc's.
 
-Usage: python3 hash_draws.py --point nprio8-cubic [--scheme abm] [--variants profile,profile_pollcredit]
+Usage: python3 hash_draws.py --point nprio8-cubic [--scheme abm] [--variants profile,profile_nopollcredit]
                              [--draws 1,2,3,4]
 """
 import argparse

@@ -95,8 +95,8 @@ VARIANTS = {
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),
-    # the same, with the ABM code's empty-poll credit (below, profile_pollcredit)
-    "profile_ns3hash_pollcredit": ("ns3dc", {"topology.ecmp_hash": "flow", "switch.bm.empty_poll_credit_bytes": 1472}),
+    # the same without the ABM code's empty-poll credit (below, profile_nopollcredit)
+    "profile_ns3hash_nopollcredit": ("ns3dc", {"topology.ecmp_hash": "flow", "switch.bm.empty_poll_credit_bytes": 0}),
     # the profile before both CWR settings (duplicate ACKs start recovery, DCTCP cuts at the echo)
     "profile_cwrbefore": ("ns3dc", {"transport.cwr_dupacks": "recover", "transport.cwr_window": "cc"}),
     # TIMELY: the profile with the paper's T_low, step and per-64 KB updates, its signed gradient over tau,
@@ -112,9 +112,10 @@ VARIANTS = {
     "profile_timelytau": ("ns3dc", {"transport.cc_params.gradient_base": "tau"}),
     # (t_low_us repeats the profile's value: it keeps this variant to the TIMELY points)
     "profile_timelypacket": ("ns3dc", {"transport.pacing_size": "packet", "transport.cc_params.t_low_us": 200}),
-    # ABM's drain rate with the ABM code's empty-poll credit: 1,472 B added to a queue's dequeue
-    # count each time round robin finds it empty (GenQueueDisc::DoDequeue); acts on ABM runs only
-    "profile_pollcredit": ("ns3dc", {"switch.bm.empty_poll_credit_bytes": 1472}),
+    # ABM's drain rate without the ABM code's empty-poll credit (1,472 B added to a queue's dequeue
+    # count each time round robin finds it empty, GenQueueDisc::DoDequeue, which the profile sets);
+    # acts on ABM runs only
+    "profile_nopollcredit": ("ns3dc", {"switch.bm.empty_poll_credit_bytes": 0}),
     # PowerTCP (grid.py runs these at PowerTCP points only): the profile before ns3dc's TcpAdvanced PowerTCP
     # (sharebuf's update rule, INT txBytes as transmitted, the pacing gap kept), and without each detail
     "profile_ptcpbefore": ("ns3dc", {"transport.cc_params.smoothing_base": "current", "transport.cc_params.unsmoothed_below": 0,

@@ -227,8 +227,10 @@ def test_profile_shows_in_summary_and_rejects_unknown():
     sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
     s = sharebuf.run(sc, quiet=True).summary
     assert s["profile"]["name"] == "ns3dc"
-    # star() runs NewReno: the profile's Cubic parameters (transport.cc_params.*) are not applied
-    assert s["profile"]["set"] == {k: v for k, v in PROFILES["ns3dc"].items() if not k.startswith("transport.cc_params.")}
+    # star() runs NewReno under DT: the profile's congestion-control parameters (transport.cc_params.*)
+    # and ABM's empty-poll credit are not applied
+    assert s["profile"]["set"] == {k: v for k, v in PROFILES["ns3dc"].items()
+                                   if not k.startswith("transport.cc_params.") and k != "switch.bm.empty_poll_credit_bytes"}
     sc["profile"] = "ns3"
     with pytest.raises(ScenarioError, match=r"profile = 'ns3': unknown profile; allowed: none, ns3dc"):
         parse_scenario(sc)
@@ -703,16 +705,28 @@ def test_abm_empty_poll_credit_named_only_when_set():
     """The ABM code's drain-rate credit for empty polls (GenQueueDisc::DoDequeue adds 1,472 B per
     round-robin visit that finds a queue empty), hand-computed in
     sim::empty_poll_credit_tests::empty_polls_credit_the_queues_ns3dc_scans. The engine spec names
-    it only when a scenario sets it (the ns3dc profile does not); it needs the measured µ, and a bad
-    value is a clear error naming the key."""
+    it only when set: by the scenario, or by the ns3dc profile where ABM measures its drain rate
+    (presets "code" and "eval", or mu_source = "measured"), and nowhere else; set by hand it needs
+    the measured µ, and a bad value is a clear error naming the key."""
     from sharebuf.scenario.engine_spec import scheme
     sc = star(hosts=2, nq=2)
-    sc["profile"] = "ns3dc"
     sc["switch"]["bm"] = {"scheme": "abm", "preset": "code", "alpha": [1, 0.5]}
     assert "empty_poll_credit_bytes" not in scheme(parse_scenario(sc), None)["params"]
-    sc["switch"]["bm"]["empty_poll_credit_bytes"] = 1472
-    assert scheme(parse_scenario(sc), None)["params"]["empty_poll_credit_bytes"] == 1472
-    sc["switch"]["bm"]["preset"] = "paper"
+    sc["profile"] = "ns3dc"
+    p = parse_scenario(sc)
+    assert scheme(p, None)["params"]["empty_poll_credit_bytes"] == 1472
+    assert p.profile_report()["set"]["switch.bm.empty_poll_credit_bytes"] == 1472
+    for bm, applied in [({"preset": "eval"}, True), ({"preset": "paper"}, False), ({}, False),
+                        ({"preset": "paper", "mu_source": "measured"}, True),
+                        ({"preset": "eval", "mu_source": "scheduler"}, False)]:
+        sc["switch"]["bm"] = {"scheme": "abm", "alpha": [1, 0.5], **bm}
+        got = scheme(parse_scenario(sc), None)["params"].get("empty_poll_credit_bytes")
+        assert got == (1472 if applied else None), bm
+    sc["switch"]["bm"] = {"scheme": "dt", "alpha": [1, 0.5]}
+    assert "empty_poll_credit_bytes" not in scheme(parse_scenario(sc), None)["params"]
+    sc["switch"]["bm"] = {"scheme": "abm", "preset": "code", "alpha": [1, 0.5], "empty_poll_credit_bytes": 0}
+    assert scheme(parse_scenario(sc), None)["params"]["empty_poll_credit_bytes"] == 0   # the scenario's own value wins
+    sc["switch"]["bm"] = {"scheme": "abm", "preset": "paper", "alpha": [1, 0.5], "empty_poll_credit_bytes": 1472}
     with pytest.raises(ScenarioError, match=r'switch\.bm\.empty_poll_credit_bytes: only used with mu_source = "measured"'):
         sharebuf.run(sc)
     sc["switch"]["bm"].update(preset="code", empty_poll_credit_bytes=-1)

@@ -71,7 +71,18 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.window_check": "segment", # SendPendingData: a segment goes only if it fits in cwnd = rate tau
         "switch.int_tx_bytes": "dequeued",           # GenQueueDisc::DoDequeue stamps txBytes = bytes dequeued before
                                                      # the packet (above the device FIFO), as the queue disc counts them
+        # the ABM code's drain-rate estimate (for ABM with a measured µ only):
+        "switch.bm.empty_poll_credit_bytes": 1472,   # GenQueueDisc::DoDequeue adds 1,472 B to a queue's dequeue count
+                                                     # each time round robin polls it empty
     },
+}
+
+#: Profile keys of one buffer-management scheme's ``[switch.bm]`` table, each with the test of the
+#: table it applies to: the empty-poll credit exists only in ABM's measured drain rate (``mu_source =
+#: "measured"``, the default of ABM's presets "code" and "eval"; `bm::abm::Common::parse`).
+BM_PARAM_APPLIES = {
+    "switch.bm.empty_poll_credit_bytes": lambda bm: bm.get("scheme") == "abm" and bm.get(
+        "mu_source", "measured" if bm.get("preset") in ("code", "eval") else "scheduler") == "measured",
 }
 
 
@@ -111,10 +122,15 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
     applied: Dict[str, Any] = {}
     tr = out.get("transport")
     cc = tr.get("cc", "newreno") if isinstance(tr, dict) else "newreno"
+    sw = out.get("switch")
+    bm = sw.get("bm") if isinstance(sw, dict) else None
+    bm = bm if isinstance(bm, dict) else {}
     for dotted, value in PROFILES[name].items():
         owner = cc_param_owner(dotted)
         if owner is not None and cc != owner:
             continue  # a congestion control's own parameters: only for that one
+        if dotted in BM_PARAM_APPLIES and not BM_PARAM_APPLIES[dotted](bm):
+            continue  # a scheme's own parameter: only where the scenario runs it (as that one)
         *path, leaf = dotted.split(".")
         d = out
         for part in path:
