@@ -4,6 +4,14 @@
 
   python3 drop_diag.py run   [--point buf3.44-dctcp] [--alg dt] [--variants profile,profile_ns3hash] --out DIR
   python3 drop_diag.py table [--point ...] --out DIR
+  python3 drop_diag.py ns3dc --trace PREFIX --seed S [--variant profile_ns3hash] --out DIR
+
+`ns3dc` reads a drop trace of ns3dc's run of the point (PREFIX-drops.txt, one line per packet a
+root queue disc drops: t_ns node dev src dst sport dport flags seq ack payload item_bytes
+qdisc_bytes; from a scratch copy of the example with a hook on the queue discs' `Drop` trace
+source, which this repository does not keep) and compares it with sharebuf's drop log of the same
+seed, up to where the trace ends: drops by place and class, leaf-uplink drop episodes, the long
+flows' uplink drops, and the short flows that time out on either side.
 
 `run` replays the point's ns3dc flows (as grid.py sharebuf does) with drop_log on, one run at a
 time, into DIR/<variant>/<alg>-s<seed>/; `table` classifies every short flow (< 100 KB web search)
@@ -193,16 +201,133 @@ def cmd_table(a):
             print(f"    {v:4d}  {k}")
 
 
+def where_ns3dc(node, dev, leaves=LEAVES, spines=2):
+    """ns3dc's node ids: spines first (0, 1), then leaves; a leaf's devices 1..32 lead to its servers."""
+    if node < spines:
+        return "spine down"
+    return "leaf down" if dev <= SERVERS else "leaf up"
+
+
+def ns3dc_drops(p, seed, prefix):
+    """ns3dc's traced drops from the start time on, each mapped to sharebuf's flow id (the replay's
+    order: web search, then incast) through the flow's derived 5-tuple."""
+    flows, _t0, ports = ns3dc_ecmp.connections(seed, p["launch_s"], load=p["load"], request=p["request"],
+                                               qrate=p["query_rate"], nprio=p["nprio"])
+    ip = lambda h: ".".join(str(x) for x in ns3dc_ecmp.address(h))  # noqa: E731
+    nws = sum(1 for f in flows if f[0] == "websearch")
+    key, iw, ii = {}, 0, 0
+    for f, (sp, dp) in zip(flows, ports):
+        if f[0] == "websearch":
+            fid, iw = iw, iw + 1
+        else:
+            fid, ii = nws + ii, ii + 1
+        key[(ip(f[1]), ip(f[2]), sp, dp)] = fid
+        key[(ip(f[2]), ip(f[1]), dp, sp)] = fid
+    d = pd.read_csv(f"{prefix}-drops.txt", sep=" ").dropna()
+    d = d[d.t_ns >= 10e9].astype({"flags": int, "payload": int, "node": int, "dev": int, "sport": int, "dport": int})
+    d["flow_id"] = [key.get(k, -1) for k in zip(d.src, d.dst, d.sport, d.dport)]
+    d["time_ns"] = d.t_ns - 10e9
+    syn, ack = (d["flags"] & 2) != 0, (d["flags"] & 16) != 0
+    d["kind"] = np.where(syn & ack, "syn_ack", np.where(syn, "syn", np.where(d.payload > 0, "data", "ack")))
+    d["where"] = [where_ns3dc(a, b) for a, b in zip(d.node, d.dev)]
+    return d
+
+
+def episodes(t, keys):
+    """Drop episodes per queue: drops less than 1 ms apart; (drops, length ns) each."""
+    out = []
+    for _, g in t.groupby(keys):
+        ts = np.sort(g.time_ns.to_numpy())
+        br = np.flatnonzero(np.diff(ts) > 1e6)
+        for a, b in zip(np.r_[0, br + 1], np.r_[br, len(ts) - 1]):
+            out.append((b - a + 1, ts[b] - ts[a]))
+    return np.array(out).reshape(-1, 2)
+
+
+def cmd_ns3dc(a):
+    p = point(a.point)
+    nd = ns3dc_drops(p, a.seed, a.trace)
+    end_ns = nd.time_ns.max()
+    run = Path(a.out) / a.variant / f"{a.alg}-s{a.seed}"
+    f = pd.read_parquet(run / "flows.parquet")
+    sd = pd.read_parquet(run / "drops.parquet")
+    sd = sd[sd.time_ns <= end_ns].copy()
+    sd["where"] = [where(x, y) for x, y in zip(sd.node, sd.port)]
+    cls = np.where(f.workload == "incast", "incast", np.where(f.size_bytes < SHORT_MAX, "short",
+                   np.where(f.size_bytes >= 1_000_000, "long", "mid")))
+    nd["cls"] = [cls[i] if i >= 0 else "?" for i in nd.flow_id]
+    sd["cls"] = cls[sd.flow_id]
+    print(f"seed {a.seed}, ns3dc's trace up to {end_ns / 1e6:.1f} ms after the start; sharebuf `{a.variant}`; "
+          f"ns3dc drops not mapped to a flow: {int((nd.flow_id < 0).sum())}")
+    for name, t in (("ns3dc", nd), ("sharebuf", sd)):
+        print(f"  {name}: {len(t)} drops; by place and kind {Counter(zip(t['where'], t['kind'])).most_common()}")
+        print(f"    by class and place {Counter(zip(t['cls'], t['where'])).most_common()}")
+    for name, t, k in (("ns3dc", nd[nd["where"] == "leaf up"], ["node", "dev"]),
+                       ("sharebuf", sd[sd["where"] == "leaf up"], ["node", "port"])):
+        e = episodes(t, k)
+        print(f"  {name} leaf-uplink drop episodes: {len(e)}, drops per episode median {np.median(e[:, 0]):.0f} "
+              f"mean {e[:, 0].mean():.0f}, length median {np.median(e[:, 1]) / 1e3:.0f} us; "
+              f"queue at the drops median {np.median(t['qdisc_bytes'] * 1432 / 1452 if name == 'ns3dc' else t['queue_bytes']) / 1e3:.0f} KB (BM bytes)")
+    # per flow: uplink drops on each side, the first drop after the flow's start, the first episode
+    up_n, up_s = nd[nd["where"] == "leaf up"], sd[sd["where"] == "leaf up"]
+    rows = []
+    for fid in sorted(set(up_n.flow_id) | set(up_s.flow_id)):
+        one = []
+        for t in (up_s[up_s.flow_id == fid].time_ns.to_numpy(), up_n[up_n.flow_id == fid].time_ns.to_numpy()):
+            t = np.sort(t)
+            if not len(t):
+                one += [0, np.nan, np.nan, 0]
+                continue
+            br = np.flatnonzero(np.diff(t) > 1e6)
+            e = br[0] if len(br) else len(t) - 1
+            one += [len(t), t[0] / 1e6 - f.start_s[fid] * 1e3, (t[e] - t[0]) / 1e3, e + 1]
+        rows.append([fid, cls[fid]] + one)
+    r = pd.DataFrame(rows, columns=["fid", "cls", "sb", "sb_first_ms", "sb_ep_us", "sb_ep_n", "ns", "ns_first_ms", "ns_ep_us", "ns_ep_n"])
+    for c, g in r.groupby("cls"):
+        b = g[(g.sb > 0) & (g.ns > 0)]
+        print(f"  {c}: flows with leaf-uplink drops sharebuf {int((g.sb > 0).sum())}, ns3dc {int((g.ns > 0).sum())}, both {len(b)}; "
+              f"drops {int(g.sb.sum())} / {int(g.ns.sum())}; of both: first drop after the start {b.sb_first_ms.median():.2f} / "
+              f"{b.ns_first_ms.median():.2f} ms, first episode {b.sb_ep_n.median():.0f} / {b.ns_ep_n.median():.0f} drops over "
+              f"{b.sb_ep_us.median():.0f} / {b.ns_ep_us.median():.0f} us (medians)")
+    # short flows that time out on either side, started early enough for the trace to show it
+    ns = ns3dc_short(p, a.alg, a.seed)
+    short = f[(f.workload == "websearch") & (f.size_bytes < SHORT_MAX) & (f.start_s * 1e9 < end_ns - 15e6)]
+    sb_late = short.fct_s - (BASE_RTT_S + short.size_bytes * 8.0 / HOST_BPS) >= grid.RTO_S
+    m = [match(ns, z, t * 1e6) for z, t in zip(short.size_bytes, short.start_s)]
+    ns_late = np.array([x is not None and x[1] for x in m])
+    print(f"  short flows started by {end_ns / 1e6 - 15:.0f} ms: {len(short)}; late in sharebuf {int(sb_late.sum())}, "
+          f"ns3dc {int(ns_late.sum())}, both {int((sb_late & ns_late).sum())}")
+    for (i, r_), sl, nl, mm in zip(short.iterrows(), sb_late, ns_late, m):
+        if not (sl or nl):
+            continue
+        fs, fn = sd[sd.flow_id == i], nd[nd.flow_id == i]
+        first = fs.iloc[0] if len(fs) else (fn.iloc[0] if len(fn) else None)
+        near = ""
+        if first is not None and first["where"] != "spine down":
+            # the same leaf queue on both sides: sharebuf's leaf l port p is ns3dc's node l + 2, device p + 1
+            leaf, port = (first.node, first.port) if len(fs) else (first.node - 2, first.dev - 1)
+            t0 = first.time_ns
+            same_s = sd[(sd.node == leaf) & (sd.port == port) & ((sd.time_ns - t0).abs() < 1e6)]
+            same_n = nd[(nd.node == leaf + 2) & (nd.dev == port + 1) & ((nd.time_ns - t0).abs() < 1e6)]
+            near = f"; at leaf{leaf} port {port} within 1 ms: {len(same_s)} / {len(same_n)} drops"
+        print(f"    flow {i} ({r_.size_bytes} B, start {r_.start_s * 1e3:.2f} ms): late {bool(sl)} / {bool(nl)}, "
+              f"FCT {r_.fct_s * 1e3:.2f} / {mm[0] * 1e3:.2f} ms; its drops {dict(Counter(zip(fs['where'], fs.kind)))} / "
+              f"{dict(Counter(zip(fn['where'], fn.kind)))}{near}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["run", "table"])
+    ap.add_argument("cmd", choices=["run", "table", "ns3dc"])
     ap.add_argument("--point", default="buf3.44-dctcp")
     ap.add_argument("--alg", default="dt")
     ap.add_argument("--variants", default="profile,profile_ns3hash")
     ap.add_argument("--out", required=True)
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--trace", help="ns3dc: the trace's prefix (PREFIX-drops.txt)")
+    ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--variant", default="profile_ns3hash")
     a = ap.parse_args()
-    {"run": cmd_run, "table": cmd_table}[a.cmd](a)
+    {"run": cmd_run, "table": cmd_table, "ns3dc": cmd_ns3dc}[a.cmd](a)
 
 
 if __name__ == "__main__":
