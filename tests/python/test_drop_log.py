@@ -102,3 +102,13 @@ def test_drop_log_takes_a_boolean_only(bad):
         parse_scenario(sc)
     msg = str(e.value)
     assert "output.drop_log" in msg and repr(bad) in msg and "allowed: true, false" in msg, msg
+
+
+def test_drop_kinds_from_the_engine_flags():
+    """packet::flags: SYN 1, ACK 2, DATA 4, ECT 8, CE 16, ECE 32, UNSCHED 64, CBR 128."""
+    import numpy as np
+
+    from sharebuf.results import DROP_KINDS, drop_kinds
+
+    flags = np.array([4 | 8 | 16 | 64, 2, 2 | 32 | 8, 1, 1 | 2, 128 | 4, 0], dtype=np.uint8)
+    assert [DROP_KINDS[k] for k in drop_kinds(flags)] == ["data", "ack", "ack", "syn", "syn_ack", "other", "other"]
