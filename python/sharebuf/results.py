@@ -133,6 +133,45 @@ LQD_TRACE_COLUMNS = [("switch", np.int32), ("port", np.int32), ("queue", np.int3
                      ("q_avg_bytes", None), ("occ_bytes", np.int64), ("occ_avg_bytes", None),
                      ("longest_bytes", np.int64), ("fate", np.int8)]
 
+#: drops.parquet's ``kind`` values, by the packet's flag bits (engine ``packet::flags``).
+DROP_KINDS = ["data", "ack", "syn", "syn_ack", "other"]
+#: The engine's drop causes, in its order (``DropCause``), as summary.json names them.
+DROP_CAUSES = ["bm_threshold", "buffer_full", "bm_dequeue", "pushout", "nic_qdisc"]
+_SYN, _ACK, _DATA, _CBR = 1, 2, 4, 128
+
+
+def drop_kinds(flags: np.ndarray) -> np.ndarray:
+    """Index into :data:`DROP_KINDS` per packet: TCP/RoCE data; a pure ACK (RoCE's ACK, NACK
+    and CNP too); SYN; SYN-ACK; anything else (constant-rate packets)."""
+    f = flags.astype(np.int64)
+    kind = np.full(len(f), 4, dtype=np.int64)
+    kind[(f & _CBR == 0) & (f & _DATA != 0)] = 0
+    ctl = (f & (_CBR | _DATA)) == 0
+    kind[ctl & (f & _SYN == 0) & (f & _ACK != 0)] = 1
+    kind[ctl & (f & _SYN != 0) & (f & _ACK == 0)] = 2
+    kind[ctl & (f & _SYN != 0) & (f & _ACK != 0)] = 3
+    return kind
+
+
+def _drop_table(d: Dict[str, np.ndarray]) -> pa.Table:
+    """drops.parquet (``[output] drop_log``): one row per dropped packet, in drop order."""
+    at_host = d["at_host"].astype(bool)
+    return pa.table({
+        "time_ns": _arr(d["time_ps"] / 1000.0),
+        "node_kind": _strs(["switch", "host"], at_host.astype(np.int64)),
+        "node": _arr(d["node"].astype(np.int32)),
+        "port": _arr(d["port"].astype(np.int32)),
+        "queue": _arr(d["queue"].astype(np.int32)),
+        "flow_id": _arr(d["flow"].astype(np.int64)),
+        "kind": _strs(DROP_KINDS, drop_kinds(d["flags"])),
+        "seq": _arr(d["seq"].astype(np.int64)),
+        "size_bytes": _arr(d["size_bytes"].astype(np.int64)),
+        "cause": _strs(DROP_CAUSES, d["cause"].astype(np.int64)),
+        "queue_bytes": _arr(d["queue_bytes"].astype(np.int64)),
+        "switch_occupied_bytes": _arr(d["occupied_bytes"].astype(np.int64), mask=at_host),
+    })
+
+
 class Results:
     """What one run produced. Tables are pyarrow; ``.flows`` etc. give pandas DataFrames."""
 
@@ -203,6 +242,8 @@ class Results:
                 "queue": _arr(qo["queue"].astype(np.int32)),
                 "bytes": _arr(qo["bytes"].astype(np.int64)),
             })
+        if "drops" in raw:  # [output] drop_log = true: written even with no drop
+            self.tables["drops"] = _drop_table(_cols(raw["drops"]))
         c = _cols(raw["cbr"])
         if len(c["src"]):
             self.tables["cbr"] = pa.table({
@@ -304,6 +345,11 @@ class Results:
     @property
     def queue_occupancy(self):
         return self._df("queue_occupancy")
+
+    @property
+    def drops(self):
+        """One row per dropped packet (``[output] drop_log = true``): see docs/outputs.md."""
+        return self._df("drops")
 
     @property
     def cbr(self):

@@ -506,11 +506,14 @@ pub struct OutputSpec {
     /// Per-queue occupancy sampling period (0: off).
     #[serde(default)]
     pub queue_sample_ps: u64,
+    /// One record per dropped packet (`RunOutput::drops`); absent from a spec when off.
+    #[serde(default)]
+    pub drop_log: bool,
 }
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { buffer_sample_ps: 0, queue_sample_ps: 0 }
+        OutputSpec { buffer_sample_ps: 0, queue_sample_ps: 0, drop_log: false }
     }
 }
 

@@ -118,6 +118,34 @@ pub struct QueueSample {
     pub bytes: u64,
 }
 
+/// One packet dropped at a switch or a host NIC (`[output] drop_log`; a small copy pushed only
+/// when the log is on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DropRecord {
+    pub time_ps: Time,
+    /// Data: first payload byte; pure ACK: cumulative ack number (as the packet carries it).
+    pub seq: u64,
+    /// Accounted bytes of the packet's queue at the drop, the dropped packet not counted (a
+    /// host NIC: the NIC's queued wire bytes).
+    pub queue_bytes: u64,
+    /// The switch's occupied (accounted) bytes at the drop, the dropped packet not counted
+    /// (a host NIC: 0).
+    pub occupied_bytes: u64,
+    /// Switch index, or the host for a NIC drop (`at_host`).
+    pub node: u32,
+    pub flow: u32,
+    /// Wire bytes.
+    pub size_bytes: u32,
+    /// Local port index on the switch (0 at a host NIC).
+    pub port: u16,
+    pub queue: u8,
+    /// The packet's flag bits (`packet::flags`).
+    pub flags: u8,
+    /// `DropCause as u8`.
+    pub cause: u8,
+    pub at_host: bool,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, Default)]
 pub struct RunOutput {
@@ -158,6 +186,8 @@ pub struct RunOutput {
     pub buf_switch: Vec<u16>,
     pub buf_bytes: Vec<u64>,
     pub queue_samples: Vec<QueueSample>,
+    /// Dropped packets, in drop order (`[output] drop_log`; None when off).
+    pub drops: Option<Vec<DropRecord>>,
     // run facts
     pub workload_names: Vec<String>,
     pub switch_names: Vec<String>,

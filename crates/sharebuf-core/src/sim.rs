@@ -4,7 +4,7 @@ use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef
 use crate::cc::{self, CongestionControl, PathInfo};
 use crate::config::SimSpec;
 use crate::engine::{EventQueue, Kind, Stop, Time};
-use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, Hop, QueueSample, RunOutput};
+use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, DropRecord, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
 use crate::packet::{flags, IntHop, IntStack, Packet, PacketPool, MAX_INT_HOPS};
 use crate::pfc::{headroom_bound_bytes, PfcAction, PfcSwitch, PortPause, PFC_FRAME_BYTES};
@@ -72,6 +72,9 @@ pub struct Simulator {
     buf_switch: Vec<u16>,
     buf_bytes: Vec<u64>,
     queue_samples: Vec<QueueSample>,
+    /// `[output] drop_log`: one record per dropped packet, pushed only when on.
+    drop_log_on: bool,
+    drop_log: Vec<DropRecord>,
     events_by_kind: [u64; 11],
     /// PFC (lossless priorities) is on: `reverse` and `pause_rx` are filled.
     pfc_on: bool,
@@ -397,6 +400,8 @@ impl Simulator {
             buf_switch: Vec::new(),
             buf_bytes: Vec::new(),
             queue_samples: Vec::new(),
+            drop_log_on: spec.output.drop_log,
+            drop_log: Vec::new(),
             events_by_kind: [0; 11],
             pfc_on: sw.pfc.is_some(),
             pause_rx: if sw.pfc.is_some() { vec![PortPause::default(); reverse.len()] } else { Vec::new() },
@@ -526,12 +531,26 @@ impl Simulator {
         }
     }
 
-    fn drop_packet(&mut self, id: u32, cause: DropCause) {
+    /// Drop packet `id` arriving at queue `qr` of switch `s` (its size back to wire bytes).
+    fn drop_packet(&mut self, id: u32, cause: DropCause, s: usize, qr: QueueRef) {
         let size = self.pool.get(id).size_bytes as u64;
         self.inv.on_dropped(self.pool.get(id));
         self.counters.drop_pkts[cause as usize] += 1;
         self.counters.drop_bytes[cause as usize] += size;
+        if self.drop_log_on {
+            self.log_switch_drop(id, cause, s, qr);
+        }
         self.pool.free(id);
+    }
+
+    /// `[output] drop_log`: record a drop at queue `qr` of switch `s` (the queue's and the
+    /// switch's bytes as they are now, the dropped packet not counted).
+    #[cold]
+    #[inline(never)]
+    fn log_switch_drop(&mut self, id: u32, cause: DropCause, s: usize, qr: QueueRef) {
+        let buf = &self.switches[s].buf;
+        let r = drop_record(self.ev.now, self.pool.get(id), cause, s as u32, false, qr, buf.qbytes_of(qr), buf.occupied_bytes);
+        self.drop_log.push(r);
     }
 
     /// Admission by a scheme other than DT (its `admit`, repeated after each push-out it
@@ -546,7 +565,7 @@ impl Simulator {
                 Admission::Accept => return true,
                 Admission::Drop => {
                     self.pool.get_mut(id).size_bytes = wire_bytes;
-                    self.drop_packet(id, DropCause::BmThreshold);
+                    self.drop_packet(id, DropCause::BmThreshold, s, qr);
                     return false;
                 }
                 Admission::PushOut(victim) => {
@@ -555,7 +574,7 @@ impl Simulator {
                     if let (Some(pf), Some(&vid)) = (&sw.pfc, self.ports[vg].queues[victim.queue].back()) {
                         if pf.is_lossless(self.pool.get(vid).prio) {
                             self.pool.get_mut(id).size_bytes = wire_bytes;
-                            self.drop_packet(id, DropCause::BmThreshold);
+                            self.drop_packet(id, DropCause::BmThreshold, s, qr);
                             return false;
                         }
                     }
@@ -571,11 +590,15 @@ impl Simulator {
                             self.inv.on_dropped(&vp);
                             self.counters.drop_pkts[DropCause::PushOut as usize] += 1;
                             self.counters.drop_bytes[DropCause::PushOut as usize] += vsize;
+                            if self.drop_log_on {
+                                let r = drop_record(now, &vp, DropCause::PushOut, s as u32, false, victim, sw.buf.qbytes_of(victim), sw.buf.occupied_bytes);
+                                self.drop_log.push(r);
+                            }
                             self.pool.free(vid);
                         }
                         None => {
                             self.pool.get_mut(id).size_bytes = wire_bytes;
-                            self.drop_packet(id, DropCause::BmThreshold);
+                            self.drop_packet(id, DropCause::BmThreshold, s, qr);
                             return false;
                         }
                     }
@@ -628,7 +651,7 @@ impl Simulator {
             let qbytes = sw.buf.qbytes_of(qr);
             if !dt.admits(qr.queue, qbytes, size as u32, sw.buf.remaining_bytes()) {
                 p.size_bytes = wire_bytes;
-                self.drop_packet(id, DropCause::BmThreshold);
+                self.drop_packet(id, DropCause::BmThreshold, s, qr);
                 return;
             }
             (sw, p, qbytes)
@@ -649,7 +672,7 @@ impl Simulator {
         };
         if sw.buf.remaining_bytes() < size + reserve {
             p.size_bytes = wire_bytes;
-            self.drop_packet(id, DropCause::BufferFull);
+            self.drop_packet(id, DropCause::BufferFull, s, qr);
             return;
         }
         // SAFETY: `ecn_k_bytes` has one entry per queue (built so; crate-private).
@@ -993,6 +1016,10 @@ impl Simulator {
                 self.inv.on_dropped(self.pool.get(id));
                 self.counters.drop_pkts[DropCause::BmDequeue as usize] += 1;
                 self.counters.drop_bytes[DropCause::BmDequeue as usize] += wire_bytes as u64;
+                if self.drop_log_on {
+                    let r = drop_record(now, self.pool.get(id), DropCause::BmDequeue, port.switch, false, qr, sw.buf.qbytes_of(qr), sw.buf.occupied_bytes);
+                    self.drop_log.push(r);
+                }
                 self.pool.free(id);
                 if let Some((ing, prio)) = resume {
                     self.send_pfc(ing, prio, false);
@@ -1039,7 +1066,7 @@ impl Simulator {
             debug_assert!(false, "invariant violated: lossless packet dropped at switch {s}: buffer full ({} of {} B, headroom used {} of {} B), priority {}", sw.buf.occupied_bytes, sw.buf.total_bytes, sw.pfc.as_ref().map_or(0, |f| f.hdrm_used), sw.pfc.as_ref().map_or(0, |f| f.headroom_pool), p.prio);
             p.size_bytes = wire_bytes;
             self.lossless_drops += 1;
-            self.drop_packet(id, DropCause::BufferFull);
+            self.drop_packet(id, DropCause::BufferFull, s, qr);
             return;
         }
         let ing = self.reverse[p.from_port as usize] as usize;
@@ -1231,6 +1258,12 @@ impl Simulator {
             self.inv.on_dropped(self.pool.get(id));
             self.counters.drop_pkts[DropCause::NicQdisc as usize] += 1;
             self.counters.drop_bytes[DropCause::NicQdisc as usize] += bytes as u64;
+            if self.drop_log_on {
+                // Host NIC `g` is host `g`'s port; its queue bytes are the NIC's.
+                let qr = QueueRef { port: 0, queue: 0 };
+                let r = drop_record(self.ev.now, self.pool.get(id), DropCause::NicQdisc, g as u32, true, qr, self.ports[g].nic_bytes, 0);
+                self.drop_log.push(r);
+            }
             self.pool.free(id);
         }
     }
@@ -1467,6 +1500,7 @@ impl Simulator {
         o.buf_switch = std::mem::take(&mut self.buf_switch);
         o.buf_bytes = std::mem::take(&mut self.buf_bytes);
         o.queue_samples = std::mem::take(&mut self.queue_samples);
+        o.drops = self.drop_log_on.then(|| std::mem::take(&mut self.drop_log));
         o.workload_names = self.workload_names.clone();
         o.switch_names = self.topo.switch_names.clone();
         for (i, sw) in self.switches.iter_mut().enumerate() {
@@ -1509,6 +1543,26 @@ impl Simulator {
 /// `now`, if INT is on: `qlen_bytes` is its queue's length just after it left, `tx_bytes` the
 /// port's txBytes (`switch.int_tx_bytes`: the bytes whose transmission started before `now`, or
 /// those dequeued before this packet).
+/// A `[output] drop_log` record of packet `p` dropped at `node` (a switch, or host `node`'s NIC
+/// if `at_host`), queue `qr`.
+#[allow(clippy::too_many_arguments)]
+fn drop_record(now: Time, p: &Packet, cause: DropCause, node: u32, at_host: bool, qr: QueueRef, queue_bytes: u64, occupied_bytes: u64) -> DropRecord {
+    DropRecord {
+        time_ps: now,
+        seq: p.seq,
+        queue_bytes,
+        occupied_bytes,
+        node,
+        flow: p.flow,
+        size_bytes: p.size_bytes,
+        port: qr.port as u16,
+        queue: qr.queue as u8,
+        flags: p.flags,
+        cause: cause as u8,
+        at_host,
+    }
+}
+
 #[inline(always)]
 fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, rate_bps: u64, tx_bytes: u64, now: Time) {
     if let Some(st) = pool.int_mut(id) {

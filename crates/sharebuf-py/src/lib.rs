@@ -191,6 +191,28 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
         col!("fate", "<u1", fate);
         d.set_item("lqd_trace", tr)?;
     }
+    if let Some(rows) = &o.drops {
+        // `[output] drop_log`: one row per dropped packet (results.py names the kinds and causes).
+        let dr = PyDict::new_bound(py);
+        macro_rules! col {
+            ($name:literal, $dt:literal, $f:ident) => {
+                put(py, &dr, $name, $dt, &rows.iter().map(|r| r.$f).collect::<Vec<_>>())?
+            };
+        }
+        col!("time_ps", "<u8", time_ps);
+        col!("node", "<u4", node);
+        col!("at_host", "|b1", at_host);
+        col!("port", "<u2", port);
+        col!("queue", "<u1", queue);
+        col!("flow", "<u4", flow);
+        col!("flags", "<u1", flags);
+        col!("seq", "<u8", seq);
+        col!("size_bytes", "<u4", size_bytes);
+        col!("cause", "<u1", cause);
+        col!("queue_bytes", "<u8", queue_bytes);
+        col!("occupied_bytes", "<u8", occupied_bytes);
+        d.set_item("drops", dr)?;
+    }
     Ok(d.into())
 }
 

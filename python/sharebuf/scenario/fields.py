@@ -51,6 +51,17 @@ def _not_bool(v: Any) -> Any:
 NotBool = BeforeValidator(_not_bool)
 
 
+def _strict_bool(v: Any) -> Any:
+    """pydantic's lax mode reads "yes", "on" or 1 as true: a flag takes a TOML boolean only."""
+    if not isinstance(v, bool):
+        raise ValueError("expected a boolean; allowed: true, false")
+    return v
+
+
+#: A flag that is a TOML boolean and nothing else.
+StrictFlag = Annotated[bool, BeforeValidator(_strict_bool)]
+
+
 def u64_seed(v: int) -> int:
     """A seed fits the engine's unsigned 64 bits."""
     if v >= 2**64:

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .fields import NonNegFloat, NotBool, PosFloat, Priority, Section, empty_dict
+from .fields import NonNegFloat, NotBool, PosFloat, Priority, Section, StrictFlag, empty_dict
 
 
 class BmSection(BaseModel):
@@ -173,6 +173,8 @@ class OutputSection(Section):
     buffer_sample_us: NonNegFloat = 100.0
     #: Sampling period of every queue's occupancy (0 or omitted: off; it can be large).
     queue_sample_us: NonNegFloat = 0.0
+    #: Write drops.parquet: one row per packet dropped at a switch or a host NIC (off: no file).
+    drop_log: StrictFlag = False
 
 
 class DebugSection(Section):
