@@ -68,41 +68,10 @@ def test_ports_by_hand(E):
         E.assign_ports([(0, 1, 0.0)] * 3, first_port=65529)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc rand() sequence")
-def test_credence_example_connections_follow_the_rules(E):
-    """credence-evaluation at load 0.4, burst 0.5·B, 50 ms of arrivals: the generator's flows, each
-    receiver's ports 4444 on in flow order, each sender's responses before its web-search flows."""
-    kw = dict(load=0.4, request=526336, **E.EXAMPLES["credence-evaluation"])
-    flows, t0, ports = E.connections(1, 0.05, **kw)
-    gen, _ = E.F.generate(1, 0.05, **kw)
-    assert flows == gen and t0 == 10.0 and len(ports) == len(flows)
-    assert {f[0] for f in flows} == {"websearch", "incast"}
-    by_dst, by_src = {}, {}
-    for f, (sp, dp) in zip(flows, ports):
-        by_dst.setdefault(f[2], []).append(dp)
-        by_src.setdefault(f[1], []).append((f[0], f[4], sp))
-    assert all(d == list(range(4444, 4444 + len(d))) for d in by_dst.values())
-    for lst in by_src.values():
-        sp = sorted(x[2] for x in lst)
-        assert sp == list(range(49153, 49153 + len(lst)))
-        inc = [x[2] for x in lst if x[0] == "incast"]
-        ws = sorted((x[1], x[2]) for x in lst if x[0] == "websearch")
-        assert all(i < w for i in inc for _t, w in ws)
-        assert [w for _t, w in ws] == sorted(w for _t, w in ws)   # web search: by start time
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc rand() sequence")
-def test_nprio_example_connections_follow_the_same_rules(E):
-    """abm-evaluation-nprio (run-nprio.sh: 8 queues per port, one priority drawn per web-search
-    flow) installs, addresses and starts its applications as abm-evaluation does, so its ports
-    follow the same rules over its own draws: the generator's per-flow-priority flows, each
-    receiver's ports 4444 on in flow order, each sender's incast responses (set up at 50-1000 ms)
-    before its web-search flows (from 10 s), those by start time."""
-    kw = dict(load=0.4, request=983040, nprio=8, **E.EXAMPLES["abm-evaluation"])
-    flows, t0, ports = E.connections(1, 0.05, per_flow_prio=True, **kw)
-    gen, _ = E.F.generate(1, 0.05, per_flow_prio=True, **kw)
-    assert flows == gen and t0 == 10.0 and len(ports) == len(flows)
-    assert flows != E.F.generate(1, 0.05, **kw)[0]   # the nprio draws are not abm-evaluation's
+def _assert_port_rules(flows, ports):
+    """Each receiver's ports 4444 on in flow order; each sender's ephemeral ports 49153 on, its
+    incast responses (set up at 50-1000 ms) before its web-search flows (from 10 s), those by start
+    time."""
     by_dst, by_src = {}, {}
     for f, (sp, dp) in zip(flows, ports):
         by_dst.setdefault(f[2], []).append(dp)
@@ -113,4 +82,29 @@ def test_nprio_example_connections_follow_the_same_rules(E):
         inc = [x[2] for x in lst if x[0] == "incast"]
         ws = sorted((x[1], x[2]) for x in lst if x[0] == "websearch")
         assert all(i < w for i in inc for _t, w in ws)
-        assert [w for _t, w in ws] == sorted(w for _t, w in ws)
+        assert [w for _t, w in ws] == sorted(w for _t, w in ws)   # web search: by start time
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc rand() sequence")
+def test_credence_example_connections_follow_the_rules(E):
+    """credence-evaluation at load 0.4, burst 0.5·B, 50 ms of arrivals: the generator's flows, each
+    receiver's ports 4444 on in flow order, each sender's responses before its web-search flows."""
+    kw = dict(load=0.4, request=526336, **E.EXAMPLES["credence-evaluation"])
+    flows, t0, ports = E.connections(1, 0.05, **kw)
+    gen, _ = E.F.generate(1, 0.05, **kw)
+    assert flows == gen and t0 == 10.0 and len(ports) == len(flows)
+    assert {f[0] for f in flows} == {"websearch", "incast"}
+    _assert_port_rules(flows, ports)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc rand() sequence")
+def test_nprio_example_connections_follow_the_same_rules(E):
+    """abm-evaluation-nprio (run-nprio.sh: 8 queues per port, one priority drawn per web-search
+    flow) installs, addresses and starts its applications as abm-evaluation does, so its ports
+    follow the same rules over its own draws."""
+    kw = dict(load=0.4, request=983040, nprio=8, **E.EXAMPLES["abm-evaluation"])
+    flows, t0, ports = E.connections(1, 0.05, per_flow_prio=True, **kw)
+    gen, _ = E.F.generate(1, 0.05, per_flow_prio=True, **kw)
+    assert flows == gen and t0 == 10.0 and len(ports) == len(flows)
+    assert flows != E.F.generate(1, 0.05, **kw)[0]   # the nprio draws are not abm-evaluation's
+    _assert_port_rules(flows, ports)
