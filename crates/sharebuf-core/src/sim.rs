@@ -522,7 +522,9 @@ impl Simulator {
 
     // ---------------------------------------------------------------- packets
 
-    #[inline]
+    // Always inlined into the event loop (its one hot caller): as a call of its own it costs
+    // about 7 % more instructions per packet (callgrind, abm-eval).
+    #[inline(always)]
     fn arrive(&mut self, id: u32, node: u32) {
         if node < self.topo.n_hosts {
             self.host_receive(node, id);
@@ -532,6 +534,9 @@ impl Simulator {
     }
 
     /// Drop packet `id` arriving at queue `qr` of switch `s` (its size back to wire bytes).
+    /// Out of line: drops are rare, and the admission paths stay small.
+    #[cold]
+    #[inline(never)]
     fn drop_packet(&mut self, id: u32, cause: DropCause, s: usize, qr: QueueRef) {
         let size = self.pool.get(id).size_bytes as u64;
         self.inv.on_dropped(self.pool.get(id));
