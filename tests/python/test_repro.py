@@ -377,6 +377,7 @@ def test_ns3dc_profile_reaches_every_abm_run():
     scenario (a full dump of the base scenario used to pin sharebuf's defaults, so only Cubic's
     cc_params applied); `--set profile=none` must give sharebuf's defaults back."""
     from sharebuf.config import PROFILES, cc_param_owner, load_scenario
+    from sharebuf.scenario.profiles import BM_PARAM_APPLIES
 
     def get(s, dotted):
         cur = s
@@ -396,6 +397,12 @@ def test_ns3dc_profile_reaches_every_abm_run():
                     continue
                 if any(k == sk or k.startswith(sk + ".") for sk in {**spec.scenario.set}):
                     continue  # the spec sets this key itself
+                if k in BM_PARAM_APPLIES:  # a scheme's own parameter: exactly where that scheme runs
+                    bm = s.switch.bm.model_dump()
+                    leaf = k.rsplit(".", 1)[1]
+                    assert bm.get(leaf) == (v if BM_PARAM_APPLIES[k](bm) else None), (fid, k, bm)
+                    checked += 1
+                    continue
                 assert get(s, k) == v, (fid, k, get(s, k), v)
                 checked += 1
             # a workload with its own Cubic gets the profile's Cubic parameters too (abm-fig8's class)
