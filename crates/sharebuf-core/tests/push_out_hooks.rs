@@ -10,6 +10,8 @@ use sharebuf_core::engine::Time;
 use sharebuf_core::packet::Packet;
 use sharebuf_core::{SimSpec, Simulator};
 
+mod common;
+
 /// Longest-queue drop that mirrors the queue lengths in its own state (as a scheme with
 /// per-queue state does) and counts every admission at which its mirror disagrees with the switch.
 #[derive(Default)]
@@ -60,18 +62,7 @@ impl BufferManager for MirrorLqd {
 
 #[test]
 fn evicted_packets_reach_the_scheme_hooks() {
-    let cbr: Vec<_> = (1..3).map(|s| json!({"src": s, "dst": 0, "rate_bps": 10_000_000_000u64, "start_ps": 0, "stop_ps": 5_000_000_000u64, "priority": 0, "packet_bytes": 1502})).collect();
-    let flows: Vec<_> = (3..5).map(|s| json!({"src": s, "dst": 5, "size_bytes": 500_000, "start_ps": 1_000_000_000u64, "priority": 0})).collect();
-    let v = json!({
-        "seed": 1, "max_ps": 100_000_000_000u64, "arrivals_until_ps": 5_000_000_000u64,
-        "topology": {"kind": "star", "hosts": 6, "link_bps": 10_000_000_000u64, "link_delay_ps": 1_000_000},
-        "switch": {"buffer_bytes": 150_000, "queues_per_port": 1, "scheduler": "rr", "bm": {"scheme": "cs", "params": {}}},
-        "transport": {"cc": "newreno", "mss_bytes": 1448, "header_bytes": 54, "init_cwnd_packets": 10, "min_rto_ps": 1_000_000_000u64,
-                      "initial_rto_ps": 1_000_000_000u64, "handshake": true, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 200_000_000,
-                      "ack_priority": 0, "unscheduled_bytes": 12500, "unscheduled_acks": true, "max_rto_ps": 1_000_000_000_000u64},
-        "workloads": [{"kind": "cbr", "name": "cbr", "flows": cbr}, {"kind": "flows", "name": "tcp", "flows": flows}],
-        "output": {"buffer_sample_ps": 10_000_000, "queue_sample_ps": 0}
-    });
+    let v = common::overloaded_star("cs", json!({"buffer_sample_ps": 10_000_000, "queue_sample_ps": 0}));
     let spec: SimSpec = serde_json::from_value(v).unwrap();
     let mut sim = Simulator::new(&spec).unwrap();
     let stats = Arc::new(Mutex::new(Stats::default()));
