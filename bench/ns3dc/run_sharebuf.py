@@ -89,6 +89,10 @@ VARIANTS = {
     # the profile with PRR's pipe the whole flight after a timeout and DCTCP's 2-segment floor on its loss
     # ssthresh instead of ns-3.39's SetSentListLost, EnterCwr from CA_LOSS and floor-less GetSsThresh
     "profile_flight": ("ns3dc", {"transport.loss_cwr": "flight", "transport.cc_params.loss_ssthresh": "alpha"}),
+    # PRR in exact arithmetic instead of ns-3.39's DoRecovery, whose uint32_t prr_delivered * ssthresh
+    # wraps modulo 2^32: the profile before prr_arithmetic (with one hash, and with ns3dc's placement)
+    "profile_exactprr": ("ns3dc", {"transport.prr_arithmetic": "exact"}),
+    "profile_ns3hash_exactprr": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.prr_arithmetic": "exact"}),
     # the profile before all three
     "profile_prrbefore": ("ns3dc", {"transport.prr_reduction_bound": "ssrb", "transport.loss_cwr": "flight",
                                     "transport.cc_params.loss_ssthresh": "alpha"}),

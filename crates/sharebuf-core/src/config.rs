@@ -291,6 +291,12 @@ pub struct TransportSpec {
     /// (`m_isRetransDataAcked`, set in `CA_RECOVERY` only), else DeliveredData alone).
     #[serde(default = "ssrb")]
     pub prr_reduction_bound: String,
+    /// PRR's integer arithmetic (`recovery = "prr"`): "exact", or "ns3" (ns-3.39's
+    /// `TcpPrrRecovery::DoRecovery` in 32-bit unsigned integers: prr_delivered · ssthresh wraps
+    /// modulo 2^32 before the division by RecoverFS, and prr_delivered − prr_out wraps when
+    /// prr_out is the larger).
+    #[serde(default = "exact")]
+    pub prr_arithmetic: String,
     /// An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK
     /// reaches what had been sent when it fired: "flight" (PRR in CWR counts the data
     /// outstanding as the pipe, and a window below one segment still sends one when nothing is
@@ -336,6 +342,10 @@ fn restart() -> String {
 
 fn ssrb() -> String {
     "ssrb".into()
+}
+
+fn exact() -> String {
+    "exact".into()
 }
 
 fn flight() -> String {

@@ -39,6 +39,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # partial ACK restarts the timer; EnterRecovery restarts none
         "transport.prr_reduction_bound": "ns3",      # TcpPrrRecovery::DoRecovery: RFC 6937's slow-start bound only on an
                                                      # ACK of retransmitted data (m_isRetransDataAcked)
+        "transport.prr_arithmetic": "ns3",           # TcpPrrRecovery::DoRecovery multiplies two uint32_t: prr_delivered *
+                                                     # ssthresh wraps modulo 2^32 (PRR then sends almost nothing)
         "transport.loss_cwr": "ns3",                 # after a timeout SetSentListLost: an ECN-Echo's EnterCwr runs PRR
                                                      # over the resent data only; below one segment nothing is sent
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd

@@ -143,6 +143,11 @@ class TransportSection(Section):
     #: retransmitted segment not SACKed before, else DeliveredData alone, so a sender that lost most of
     #: its window resends no faster than its ACKs come back).
     prr_reduction_bound: Literal["ssrb", "ns3"] = "ssrb"
+    #: PRR's integer arithmetic (recovery = "prr"): "exact", or "ns3" (ns-3.39's TcpPrrRecovery::DoRecovery in
+    #: 32-bit unsigned integers: prr_delivered * ssthresh wraps modulo 2^32 before the division by RecoverFS, so
+    #: with windows of hundreds of KB the proportional part sends almost nothing once a few dozen KB are
+    #: delivered; and prr_delivered - prr_out wraps when prr_out is the larger).
+    prr_arithmetic: Literal["exact", "ns3"] = "exact"
     #: An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK reaches what
     #: had been sent when it fired: "flight" (PRR in CWR counts the data outstanding as the pipe; a window
     #: below one segment still sends one when nothing is in flight) or "ns3" (ns-3.39's SetSentListLost: the
