@@ -412,14 +412,16 @@ impl TcpFlow {
             let seq = self.snd_nxt;
             let p = self.data(seq, len, now, cfg);
             out.push(p);
-            // Below snd_max: resent (going back after a timeout).
-            let retx = seq < self.snd_max;
             self.snd_nxt += len;
+            if self.trace.is_some() {
+                // Below snd_max (not yet moved): resent, going back after a timeout. Out of
+                // SACK recovery the row reads no snd_max.
+                self.trace_row(metrics::TRACE_SEND, now, seq, seq < self.snd_max, false, cfg);
+            }
             self.snd_max = self.snd_max.max(self.snd_nxt);
             if !self.rto.armed() {
                 self.rto.arm(now + self.rto_ps);
             }
-            self.trace_send(now, seq, retx, cfg);
         }
     }
 
@@ -1243,6 +1245,14 @@ pub(crate) mod tests {
             Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: Some(mark), trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
         }
 
+        /// As `new`, the flow traced (`[output] tcp_trace_*`) from its start.
+        pub fn traced(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>) -> Self {
+            let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
+            let mut f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
+            f.trace = Some(Box::default());
+            Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: None, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
+        }
+
         fn started(mut h: Self, cc: Box<dyn CongestionControl>) -> Self {
             let mut out = std::mem::take(&mut h.out);
             let start_ps = h.now;
@@ -2035,6 +2045,11 @@ pub(crate) mod tests {
     type RunRecord = (Vec<(Time, u64, bool)>, Vec<(u64, Time, u8, u32, u32)>, Vec<(Time, u64, u64)>, Option<Time>, u32, u32, Vec<(u64, u64, Time, Time, u64)>);
 
     fn lossy_run(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool) -> RunRecord {
+        lossy_run_traced(cc_name, sack, prr, handshake, delack, general_only, false).0
+    }
+
+    /// `lossy_run`, the flow traced if `traced`: the record and the trace's rows.
+    fn lossy_run_traced(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool, traced: bool) -> (RunRecord, Vec<TcpTraceRecord>) {
         let mut c = cfg(1000, sack);
         c.prr = prr;
         c.handshake = handshake;
@@ -2049,11 +2064,38 @@ pub(crate) mod tests {
             (t >= 60 * PS_PER_MS && t < 70 * PS_PER_MS) || (pick && lost_once.insert(p.seq))
         };
         let cc = crate::cc::build(cc_name, &serde_json::Map::new()).unwrap();
-        let mut h = Harness::new(3_000_000, c, cc, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US, 0, Box::new(drop));
+        let (size, one_way, tx) = (3_000_000, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US);
+        let mut h = if traced { Harness::traced(size, c, cc, one_way, tx, 0, Box::new(drop)) } else { Harness::new(size, c, cc, one_way, tx, 0, Box::new(drop)) };
         h.f.general_only = general_only;
         h.run_until(60_000 * PS_PER_MS);
         let acks = h.acks.iter().map(|a| (a.seq, a.ts_ps, a.flags, a.sack_lo, a.sack_hi)).collect();
-        (h.sent, acks, h.trace, h.f.end_ps, h.f.retransmits, h.f.timeouts, h.state_log)
+        let rows = h.f.trace.take().map(|t| t.rows).unwrap_or_default();
+        ((h.sent, acks, h.trace, h.f.end_ps, h.f.retransmits, h.f.timeouts, h.state_log), rows)
+    }
+
+    /// `[output] tcp_trace_*` on the lossy runs: the trace changes nothing; its send rows are
+    /// exactly the data packets that left (time, first byte, and a retransmission when it
+    /// starts below the highest byte sent before); a timeout row per timeout; the fast paths
+    /// record what the general paths record.
+    #[test]
+    fn trace_rows_are_the_packets_sent_on_both_paths() {
+        use crate::metrics::{TRACE_ACK, TRACE_SEND, TRACE_SYN_ACK, TRACE_TIMEOUT};
+        for (cc_name, sack, prr, handshake, delack) in [("dctcp", true, false, false, 1), ("cubic", true, true, true, 1), ("newreno", false, false, false, 1), ("newreno", true, false, true, 2)] {
+            let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack}");
+            let plain = lossy_run(cc_name, sack, prr, handshake, delack, false);
+            let (fast, rows) = lossy_run_traced(cc_name, sack, prr, handshake, delack, false, true);
+            let (general, rows_general) = lossy_run_traced(cc_name, sack, prr, handshake, delack, true, true);
+            assert!(plain == fast && fast == general, "{what}: tracing changed the run");
+            assert_eq!(format!("{rows:?}"), format!("{rows_general:?}"), "{what}: fast and general paths trace differently");
+            let sends: Vec<(Time, u64, bool)> = rows.iter().filter(|r| r.event == TRACE_SEND).map(|r| (r.time_ps, r.seq, r.retx)).collect();
+            assert_eq!(sends, fast.0, "{what}: send rows");
+            assert_eq!(rows.iter().filter(|r| r.event == TRACE_TIMEOUT).count() as u32, fast.5, "{what}: timeout rows");
+            assert_eq!(rows.iter().filter(|r| r.event == TRACE_SYN_ACK).count(), handshake as usize, "{what}");
+            assert!(rows.windows(2).all(|w| w[0].time_ps <= w[1].time_ps), "{what}: time order");
+            assert!(rows.iter().any(|r| r.state == crate::metrics::STATE_RECOVERY) && rows.iter().any(|r| r.state == crate::metrics::STATE_LOSS), "{what}: recovery and loss seen");
+            let last = rows.last().unwrap();
+            assert_eq!((last.event, last.seq, last.snd_una), (TRACE_ACK, 3_000_000, 3_000_000), "{what}");
+        }
     }
 
     /// The fast paths of `on_ack` (new ACK out of recovery) and `on_receive` (in-order segment,
