@@ -172,6 +172,33 @@ def _drop_table(d: Dict[str, np.ndarray]) -> pa.Table:
     })
 
 
+#: tcp_trace.parquet's ``event`` values, in the engine's order (``metrics::TRACE_*``).
+TRACE_EVENTS = ["send", "ack", "timeout", "syn_ack"]
+#: tcp_trace.parquet's ``state`` values, in the engine's order (``metrics::STATE_*``).
+TRACE_STATES = ["open", "disorder", "cwr", "recovery", "loss", "syn_sent"]
+
+
+def _tcp_trace_table(d: Dict[str, np.ndarray]) -> pa.Table:
+    """tcp_trace.parquet (``[output] tcp_trace_flows`` / ``tcp_trace_min_size_bytes``): one row
+    per sender event of a traced TCP flow, in time order."""
+    ss_inf = d["ssthresh_bytes"] == UNFINISHED
+    return pa.table({
+        "time_ns": _arr(d["time_ps"] / 1000.0),
+        "flow_id": _arr(d["flow"].astype(np.int64)),
+        "event": _strs(TRACE_EVENTS, d["event"].astype(np.int64)),
+        "retx": _arr(d["retx"].astype(bool)),
+        "seq": _arr(d["seq"].astype(np.int64)),
+        "ece": _arr(d["ece"].astype(bool)),
+        "cwnd_bytes": _arr(d["cwnd_bytes"].astype(np.int64)),
+        "ssthresh_bytes": _arr(np.where(ss_inf, 0, d["ssthresh_bytes"]).astype(np.int64), mask=ss_inf),
+        "in_flight_bytes": _arr(d["in_flight_bytes"].astype(np.int64)),
+        "snd_una": _arr(d["snd_una"].astype(np.int64)),
+        "snd_nxt": _arr(d["snd_nxt"].astype(np.int64)),
+        "state": _strs(TRACE_STATES, d["state"].astype(np.int64)),
+        "alpha": _arr(d["alpha"].astype(np.float64)),
+    })
+
+
 class Results:
     """What one run produced. Tables are pyarrow; ``.flows`` etc. give pandas DataFrames."""
 
@@ -244,6 +271,8 @@ class Results:
             })
         if "drops" in raw:  # [output] drop_log = true: written even with no drop
             self.tables["drops"] = _drop_table(_cols(raw["drops"]))
+        if "tcp_trace" in raw:  # a flow is traced: written even with no row
+            self.tables["tcp_trace"] = _tcp_trace_table(_cols(raw["tcp_trace"]))
         c = _cols(raw["cbr"])
         if len(c["src"]):
             self.tables["cbr"] = pa.table({
@@ -350,6 +379,12 @@ class Results:
     def drops(self):
         """One row per dropped packet (``[output] drop_log = true``): see docs/outputs.md."""
         return self._df("drops")
+
+    @property
+    def tcp_trace(self):
+        """One row per sender event of a traced TCP flow (``[output] tcp_trace_flows`` or
+        ``tcp_trace_min_size_bytes``): see docs/outputs.md."""
+        return self._df("tcp_trace")
 
     @property
     def cbr(self):

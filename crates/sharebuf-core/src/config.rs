@@ -519,11 +519,17 @@ pub struct OutputSpec {
     /// One record per dropped packet (`RunOutput::drops`); absent from a spec when off.
     #[serde(default)]
     pub drop_log: bool,
+    /// Flow ids whose TCP sender is traced (`RunOutput::tcp_trace`); absent from a spec when empty.
+    #[serde(default)]
+    pub tcp_trace_flows: Vec<u32>,
+    /// Trace every TCP flow of at least this many bytes (0: off); absent from a spec when 0.
+    #[serde(default)]
+    pub tcp_trace_min_size_bytes: u64,
 }
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { buffer_sample_ps: 0, queue_sample_ps: 0, drop_log: false }
+        OutputSpec { buffer_sample_ps: 0, queue_sample_ps: 0, drop_log: false, tcp_trace_flows: Vec::new(), tcp_trace_min_size_bytes: 0 }
     }
 }
 

@@ -146,6 +146,51 @@ pub struct DropRecord {
     pub at_host: bool,
 }
 
+/// `TcpTraceRecord::event`: a data segment put on the wire (retransmissions included).
+pub const TRACE_SEND: u8 = 0;
+/// An ACK the sender processed.
+pub const TRACE_ACK: u8 = 1;
+/// The retransmission timer fired.
+pub const TRACE_TIMEOUT: u8 = 2;
+/// The SYN-ACK arrived (handshake flows): the connection is established.
+pub const TRACE_SYN_ACK: u8 = 3;
+
+/// `TcpTraceRecord::state`: the sender's congestion state after the event.
+pub const STATE_OPEN: u8 = 0;
+pub const STATE_DISORDER: u8 = 1;
+pub const STATE_CWR: u8 = 2;
+pub const STATE_RECOVERY: u8 = 3;
+pub const STATE_LOSS: u8 = 4;
+pub const STATE_SYN_SENT: u8 = 5;
+
+/// One sender event of a traced TCP flow (`[output] tcp_trace_*`; pushed only for traced
+/// flows), with the sender's variables after it handled the event.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TcpTraceRecord {
+    pub time_ps: Time,
+    /// Send: the segment's first byte; ack: the cumulative ack number; timeout, syn_ack: snd_una.
+    pub seq: u64,
+    pub cwnd_bytes: u64,
+    /// u64::MAX until the first cut (infinite).
+    pub ssthresh_bytes: u64,
+    /// The bytes in flight the sender's window test uses: snd_nxt − snd_una, or in SACK
+    /// recovery the RFC 6675 pipe.
+    pub in_flight_bytes: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// DCTCP's α (NaN for other algorithms).
+    pub alpha: f64,
+    pub flow: u32,
+    /// `TRACE_*`.
+    pub event: u8,
+    /// `STATE_*`.
+    pub state: u8,
+    /// Send: the segment was sent before (a retransmission).
+    pub retx: bool,
+    /// Ack: the ACK carried ECN-Echo.
+    pub ece: bool,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, Default)]
 pub struct RunOutput {
@@ -188,6 +233,9 @@ pub struct RunOutput {
     pub queue_samples: Vec<QueueSample>,
     /// Dropped packets, in drop order (`[output] drop_log`; None when off).
     pub drops: Option<Vec<DropRecord>>,
+    /// Traced TCP flows' sender events, in time order (flow id, then event order, at equal
+    /// times); None when no flow is traced (`[output] tcp_trace_*`).
+    pub tcp_trace: Option<Vec<TcpTraceRecord>>,
     // run facts
     pub workload_names: Vec<String>,
     pub switch_names: Vec<String>,

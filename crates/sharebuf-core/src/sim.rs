@@ -75,6 +75,11 @@ pub struct Simulator {
     /// `[output] drop_log`: one record per dropped packet, pushed only when on.
     drop_log_on: bool,
     drop_log: Vec<DropRecord>,
+    /// `[output] tcp_trace_flows` (sorted, deduplicated) and `tcp_trace_min_size_bytes` (0:
+    /// off): which TCP flows get a `FlowTrace` when they start; `tcp_trace_on`: either selects.
+    tcp_trace_flows: Vec<u32>,
+    tcp_trace_min_size_bytes: u64,
+    tcp_trace_on: bool,
     events_by_kind: [u64; 11],
     /// PFC (lossless priorities) is on: `reverse` and `pause_rx` are filled.
     pfc_on: bool,
@@ -364,6 +369,14 @@ impl Simulator {
         } else {
             Vec::new()
         };
+        let mut tcp_trace_flows = spec.output.tcp_trace_flows.clone();
+        tcp_trace_flows.sort_unstable();
+        tcp_trace_flows.dedup();
+        if let Some(&bad) = tcp_trace_flows.iter().find(|&&f| f as usize >= gen.flows.len()) {
+            let n = gen.flows.len();
+            let allowed = if n == 0 { "none (the run has no TCP flow)".to_string() } else { format!("flow ids 0..={} (the flow_id column of flows.parquet)", n - 1) };
+            return Err(format!("output.tcp_trace_flows: {bad} is not a flow of the run; allowed: {allowed}"));
+        }
         // Each flow's `TcpFlow` is built when it starts (`flow_start`).
         let flows = FlowTable::new(gen.flows);
         let cbrs: Vec<CbrFlow> = gen.cbr.iter().enumerate().map(|(i, (c, w))| CbrFlow::new(i as u32, c, *w)).collect();
@@ -402,6 +415,9 @@ impl Simulator {
             queue_samples: Vec::new(),
             drop_log_on: spec.output.drop_log,
             drop_log: Vec::new(),
+            tcp_trace_on: !tcp_trace_flows.is_empty() || spec.output.tcp_trace_min_size_bytes > 0,
+            tcp_trace_flows,
+            tcp_trace_min_size_bytes: spec.output.tcp_trace_min_size_bytes,
             events_by_kind: [0; 11],
             pfc_on: sw.pfc.is_some(),
             pause_rx: if sw.pfc.is_some() { vec![PortPause::default(); reverse.len()] } else { Vec::new() },
@@ -1379,7 +1395,13 @@ impl Simulator {
         let (mss, hdr) = (self.cfg.mss_bytes, self.cfg.header_bytes);
         let path = PathInfo { base_rtt_ps: self.topo.base_rtt_ps(src, dst), tau_ps: self.topo.unloaded_rtt_ps(src, dst, mss + hdr, hdr), line_rate_bps: self.topo.host_rate_bps };
         let cfg = if self.any_alt && self.workload_alt[d.workload[i] as usize] { &self.cfg_alt } else { &self.cfg };
-        let flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, cfg);
+        let mut flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, cfg);
+        if self.tcp_trace_on && !cfg.roce {
+            let by_size = self.tcp_trace_min_size_bytes > 0 && d.size_bytes[i] >= self.tcp_trace_min_size_bytes;
+            if by_size || self.tcp_trace_flows.binary_search(&fi).is_ok() {
+                flow.trace = Some(Box::default());
+            }
+        }
         let cc = self.cc_protos[self.workload_cc[d.workload[i] as usize]].clone_flow();
         let s = self.flows.activate(i, flow);
         if self.delack_int_on {
@@ -1506,6 +1528,7 @@ impl Simulator {
         o.buf_bytes = std::mem::take(&mut self.buf_bytes);
         o.queue_samples = std::mem::take(&mut self.queue_samples);
         o.drops = self.drop_log_on.then(|| std::mem::take(&mut self.drop_log));
+        o.tcp_trace = self.tcp_trace_on.then(|| self.flows.take_trace());
         o.workload_names = self.workload_names.clone();
         o.switch_names = self.topo.switch_names.clone();
         for (i, sw) in self.switches.iter_mut().enumerate() {

@@ -213,6 +213,30 @@ fn to_py(py: Python<'_>, o: &RunOutput) -> PyResult<PyObject> {
         col!("occupied_bytes", "<u8", occupied_bytes);
         d.set_item("drops", dr)?;
     }
+    if let Some(rows) = &o.tcp_trace {
+        // `[output] tcp_trace_*`: one row per sender event of a traced flow (results.py names
+        // the events and states).
+        let tr = PyDict::new_bound(py);
+        macro_rules! col {
+            ($name:literal, $dt:literal, $f:ident) => {
+                put(py, &tr, $name, $dt, &rows.iter().map(|r| r.$f).collect::<Vec<_>>())?
+            };
+        }
+        col!("time_ps", "<u8", time_ps);
+        col!("flow", "<u4", flow);
+        col!("event", "<u1", event);
+        col!("retx", "|b1", retx);
+        col!("seq", "<u8", seq);
+        col!("ece", "|b1", ece);
+        col!("cwnd_bytes", "<u8", cwnd_bytes);
+        col!("ssthresh_bytes", "<u8", ssthresh_bytes);
+        col!("in_flight_bytes", "<u8", in_flight_bytes);
+        col!("snd_una", "<u8", snd_una);
+        col!("snd_nxt", "<u8", snd_nxt);
+        col!("state", "<u1", state);
+        col!("alpha", "<f8", alpha);
+        d.set_item("tcp_trace", tr)?;
+    }
     Ok(d.into())
 }
 

@@ -251,6 +251,11 @@ def output(sc: Scenario) -> dict:
     if sc.output.drop_log:
         # Only when on: a default scenario's engine spec (and its hash) stays as it was.
         out["drop_log"] = True
+    # Likewise the TCP trace: its keys only when it selects flows.
+    if sc.output.tcp_trace_flows:
+        out["tcp_trace_flows"] = sorted(set(sc.output.tcp_trace_flows))
+    if sc.output.tcp_trace_min_size_bytes:
+        out["tcp_trace_min_size_bytes"] = sc.output.tcp_trace_min_size_bytes
     return out
 
 

@@ -62,6 +62,19 @@ def _strict_bool(v: Any) -> Any:
 StrictFlag = Annotated[bool, BeforeValidator(_strict_bool)]
 
 
+def _whole(v: Any) -> Any:
+    """pydantic's lax mode reads 3.0, "3" or true as 3: a count or an id takes a TOML integer only."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError("expected a whole number (a TOML integer, not a float, string or boolean)")
+    return v
+
+
+#: A TOML integer and nothing else (no float, string or boolean), at least 0.
+NonNegWhole = Annotated[int, BeforeValidator(_whole), Field(ge=0)]
+#: A flow id as the engine numbers flows (flows.parquet's flow_id): a TOML integer, 0 .. 2^32 - 1.
+FlowId = Annotated[int, BeforeValidator(_whole), Field(ge=0, le=2**32 - 1)]
+
+
 def u64_seed(v: int) -> int:
     """A seed fits the engine's unsigned 64 bits."""
     if v >= 2**64:

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .fields import NonNegFloat, NotBool, PosFloat, Priority, Section, StrictFlag, empty_dict
+from .fields import FlowId, NonNegFloat, NonNegWhole, NotBool, PosFloat, Priority, Section, StrictFlag, empty_dict, empty_list
 
 
 class BmSection(BaseModel):
@@ -180,6 +180,11 @@ class OutputSection(Section):
     queue_sample_us: NonNegFloat = 0.0
     #: Write drops.parquet: one row per packet dropped at a switch or a host NIC (off: no file).
     drop_log: StrictFlag = False
+    #: Write tcp_trace.parquet for these TCP flows (ids as flows.parquet's flow_id): one row per
+    #: sender event (send, ack, timeout) with the sender's window variables after it.
+    tcp_trace_flows: List[FlowId] = Field(default_factory=empty_list)
+    #: ... and for every TCP flow of at least this many bytes (0: off).
+    tcp_trace_min_size_bytes: Annotated[NonNegWhole, Field(le=2**64 - 1)] = 0
 
 
 class DebugSection(Section):

@@ -71,6 +71,11 @@ impl Dctcp {
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
+
+    /// No further ECN cut until snd_una reaches this (the window of the last cut).
+    pub fn cwr_end(&self) -> u64 {
+        self.cwr_end
+    }
 }
 
 impl CongestionControl for Dctcp {

@@ -186,6 +186,14 @@ impl FlowCc {
     pub fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
         each_cc!(self, c => c.on_timeout(w, now, snd_max))
     }
+    /// DCTCP's α and the end of its last ECN cut's window (`Dctcp::cwr_end`), for the TCP
+    /// trace; None for other algorithms.
+    pub fn dctcp_state(&self) -> Option<(f64, u64)> {
+        match self {
+            FlowCc::Dctcp(c) => Some((c.alpha(), c.cwr_end())),
+            _ => None,
+        }
+    }
     #[inline]
     pub fn on_send(&mut self, w: &mut Window, now: Time) {
         each_cc!(self, c => c.on_send(w, now))

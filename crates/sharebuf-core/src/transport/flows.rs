@@ -19,6 +19,7 @@
 
 use super::tcp::{SendState, TcpFlow};
 use crate::engine::Time;
+use crate::metrics::TcpTraceRecord;
 use crate::packet::{flags, PacketPool};
 use crate::workload::FlowColumns;
 
@@ -67,6 +68,8 @@ pub struct FlowTable {
     /// Sweep scratch: per pool id, free; per slot, a packet of the flow is in the network.
     pool_free: Vec<bool>,
     in_network: Vec<bool>,
+    /// `[output] tcp_trace_*`: the rows of traced flows that retired.
+    trace_rows: Vec<TcpTraceRecord>,
 }
 
 impl FlowTable {
@@ -86,6 +89,7 @@ impl FlowTable {
             retire: true,
             pool_free: Vec::new(),
             in_network: Vec::new(),
+            trace_rows: Vec::new(),
         }
     }
 
@@ -223,6 +227,9 @@ impl FlowTable {
             self.retransmits[fi] = f.retransmits;
             self.timeouts[fi] = f.timeouts;
             f.cc = None;
+            if let Some(t) = f.trace.take() {
+                self.trace_rows.extend_from_slice(&t.rows);
+            }
             self.slot[fi] = NO_SLOT;
             self.queued[s] = false;
             self.free.push(s as u32);
@@ -261,6 +268,22 @@ impl FlowTable {
             None if self.end_ps[fi] != u64::MAX => self.desc.size_bytes[fi],
             None => 0,
         }
+    }
+
+    /// `[output] tcp_trace_*`: every traced flow's rows (retired and active flows alike), in
+    /// time order; at equal times by flow id, then in the order the flow recorded them.
+    pub fn take_trace(&mut self) -> Vec<TcpTraceRecord> {
+        let mut rows = std::mem::take(&mut self.trace_rows);
+        for fi in 0..self.len() {
+            if let Some(s) = self.slot_of(fi) {
+                if let Some(t) = self.slab[s.0].trace.take() {
+                    rows.extend_from_slice(&t.rows);
+                }
+            }
+        }
+        // Stable: each flow's rows are already in its event order.
+        rows.sort_by_key(|r| (r.time_ps, r.flow));
+        rows
     }
 
     /// The result columns, the active flows' folded in: (end, retransmits, timeouts,

@@ -12,6 +12,7 @@ use super::sack::Scoreboard;
 use super::{Timer, TransportCfg};
 use crate::cc::{AckInfo, FlowCc, PathInfo, Window};
 use crate::engine::{tx_time_ps, Time};
+use crate::metrics::{self, TcpTraceRecord};
 use crate::packet::{flags, IntStack, Packet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +29,16 @@ pub enum SendState {
 const NO_RECOVER: u64 = u64::MAX;
 /// `TcpFlow::ce_seq` before any CE was echoed.
 const NO_CE: u64 = u64::MAX;
+
+/// `[output] tcp_trace_*`: a traced flow's sender events, and what its state column needs
+/// beyond the sender's own variables. Only traced flows have one.
+#[derive(Default)]
+pub struct FlowTrace {
+    pub rows: Vec<TcpTraceRecord>,
+    /// The loss state after a timeout lasts until snd_una reaches this (snd_max at the timeout,
+    /// as Linux's and ns-3's CA_LOSS).
+    loss_until: u64,
+}
 
 /// One TCP connection: sender state at `src`, receiver state at `dst`.
 pub struct TcpFlow {
@@ -113,6 +124,9 @@ pub struct TcpFlow {
     pub end_ps: Option<Time>,
     pub retransmits: u32,
     pub timeouts: u32,
+    /// `[output] tcp_trace_*`: Some for a traced flow (set before it starts), None otherwise:
+    /// the per-event cost of the trace when off is this one test.
+    pub trace: Option<Box<FlowTrace>>,
     /// Tests: take the general `on_ack`/`on_receive` paths only (the fast paths must match them).
     #[cfg(test)]
     pub(crate) general_only: bool,
@@ -186,6 +200,7 @@ impl TcpFlow {
             end_ps: None,
             retransmits: 0,
             timeouts: 0,
+            trace: None,
             #[cfg(test)]
             general_only: false,
         }
@@ -240,7 +255,90 @@ impl TcpFlow {
             self.state = SendState::Done;
             return;
         }
+        if self.handshake && self.trace.is_some() {
+            self.trace_row(metrics::TRACE_SYN_ACK, now, self.snd_una, false, false, cfg);
+        }
         self.try_send(now, cfg, out);
+    }
+
+    /// `[output] tcp_trace_*`: record a send of the segment at `seq` (after the sender booked
+    /// it), if the flow is traced. `retx`: the segment was sent before.
+    #[inline(always)]
+    fn trace_send(&mut self, now: Time, seq: u64, retx: bool, cfg: &TransportCfg) {
+        if self.trace.is_some() {
+            self.trace_row(metrics::TRACE_SEND, now, seq, retx, false, cfg);
+        }
+    }
+
+    /// Rows of the trace so far (0 untraced): where `on_ack_general` puts its ACK's row, ahead
+    /// of the retransmissions the ACK sent while it was handled.
+    #[inline]
+    fn trace_mark(&self) -> usize {
+        self.trace.as_ref().map_or(0, |t| t.rows.len())
+    }
+
+    /// Record an event of a traced flow with the sender's variables as they are now; the row
+    /// goes at index `at` (None: last).
+    #[cold]
+    #[inline(never)]
+    fn trace_row_at(&mut self, at: Option<usize>, event: u8, now: Time, seq: u64, retx: bool, ece: bool, cfg: &TransportCfg) {
+        let in_flight = if self.state == SendState::Established && cfg.sack && (self.in_recovery || self.cwr_resends(cfg)) {
+            self.pipe(cfg)
+        } else {
+            self.snd_nxt.saturating_sub(self.snd_una)
+        };
+        let (alpha, ecn_cut_end) = self.cc.as_ref().and_then(|c| c.dctcp_state()).unwrap_or((f64::NAN, 0));
+        let Some(t) = self.trace.as_mut() else { return };
+        let state = if self.state == SendState::SynSent {
+            metrics::STATE_SYN_SENT
+        } else if self.in_recovery {
+            metrics::STATE_RECOVERY
+        } else if self.snd_una < t.loss_until {
+            metrics::STATE_LOSS
+        } else if self.cwr_recover != NO_RECOVER || self.snd_una < ecn_cut_end {
+            metrics::STATE_CWR
+        } else if self.dupacks > 0 || !self.sb.is_empty() {
+            metrics::STATE_DISORDER
+        } else {
+            metrics::STATE_OPEN
+        };
+        let r = TcpTraceRecord {
+            time_ps: now,
+            seq,
+            cwnd_bytes: self.win.cwnd_bytes,
+            ssthresh_bytes: self.win.ssthresh_bytes,
+            in_flight_bytes: in_flight,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            alpha,
+            flow: self.id,
+            event,
+            state,
+            retx,
+            ece,
+        };
+        match at {
+            Some(i) if i < t.rows.len() => {
+                t.rows.insert(i, r);
+                // The rows after it are the retransmissions this ACK sent while `on_ack_general`
+                // held the controller (`cc` taken): DCTCP's α and ECN-cut window are the ones
+                // now (the controller ran before them and not since).
+                if !alpha.is_nan() {
+                    for x in &mut t.rows[i + 1..] {
+                        x.alpha = alpha;
+                        if x.snd_una < ecn_cut_end && matches!(x.state, metrics::STATE_OPEN | metrics::STATE_DISORDER) {
+                            x.state = metrics::STATE_CWR;
+                        }
+                    }
+                }
+            }
+            _ => t.rows.push(r),
+        }
+    }
+
+    #[inline(always)]
+    fn trace_row(&mut self, event: u8, now: Time, seq: u64, retx: bool, ece: bool, cfg: &TransportCfg) {
+        self.trace_row_at(None, event, now, seq, retx, ece, cfg);
     }
 
     fn data(&mut self, seq: u64, len: u64, now: Time, cfg: &TransportCfg) -> Packet {
@@ -311,9 +409,15 @@ impl TcpFlow {
             if !self.pace_ok(len, now, cfg) {
                 break;
             }
-            let p = self.data(self.snd_nxt, len, now, cfg);
+            let seq = self.snd_nxt;
+            let p = self.data(seq, len, now, cfg);
             out.push(p);
             self.snd_nxt += len;
+            if self.trace.is_some() {
+                // Below snd_max (not yet moved): resent, going back after a timeout. Out of
+                // SACK recovery the row reads no snd_max.
+                self.trace_row(metrics::TRACE_SEND, now, seq, seq < self.snd_max, false, cfg);
+            }
             self.snd_max = self.snd_max.max(self.snd_nxt);
             if !self.rto.armed() {
                 self.rto.arm(now + self.rto_ps);
@@ -405,6 +509,7 @@ impl TcpFlow {
             }
             let p = self.data(seq, len, now, cfg);
             out.push(p);
+            let retx = rtx || seq < self.snd_max;
             if rtx {
                 self.rexmit_next = seq + len;
                 self.retransmits += 1;
@@ -416,6 +521,7 @@ impl TcpFlow {
             if !self.rto.armed() {
                 self.rto.arm(now + self.rto_ps);
             }
+            self.trace_send(now, seq, retx, cfg);
         }
     }
 
@@ -495,6 +601,7 @@ impl TcpFlow {
         let p = self.data(self.snd_una, len, now, cfg);
         out.push(p);
         self.retransmits += 1;
+        self.trace_send(now, self.snd_una, true, cfg);
     }
 
     #[inline(always)]
@@ -559,9 +666,15 @@ impl TcpFlow {
                 self.state = SendState::Done;
                 self.rto.disarm();
                 self.pace.disarm();
+                if self.trace.is_some() {
+                    self.trace_row(metrics::TRACE_ACK, now, ack, false, pkt.has(flags::ECE), cfg);
+                }
                 return;
             }
             self.rto.arm(now + self.rto_ps);
+            if self.trace.is_some() {
+                self.trace_row(metrics::TRACE_ACK, now, ack, false, pkt.has(flags::ECE), cfg);
+            }
             // try_send's own tests pass here: established, and out of recovery.
             self.send_new_data(now, cfg, out);
             return;
@@ -591,6 +704,8 @@ impl TcpFlow {
             return; // duplicate SYN-ACK
         }
         let ack = pkt.seq;
+        // The ACK's row goes before the retransmissions it sends while handled (traced flows).
+        let mark = self.trace_mark();
         // Every ACK echoes the send time of the segment it answers (a time of 0 included).
         let rtt = measured_rtt(pkt.ts_ps, now, cfg);
         if let Some(r) = rtt {
@@ -687,6 +802,9 @@ impl TcpFlow {
                 self.rto.disarm();
                 self.pace.disarm();
                 self.cc = Some(cc);
+                if self.trace.is_some() {
+                    self.trace_row_at(Some(mark), metrics::TRACE_ACK, now, ack, false, ece, cfg);
+                }
                 return;
             }
             if !(cfg.recovery_timer_ns3 && partial) || self.first_partial {
@@ -736,6 +854,7 @@ impl TcpFlow {
                     self.retransmits += 1;
                     self.rexmit_next = una + len;
                     self.rtx_marks.push((una, self.snd_max));
+                    self.trace_send(now, una, true, cfg);
                 } else {
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
@@ -766,6 +885,7 @@ impl TcpFlow {
                     out.push(p);
                     self.retransmits += 1;
                     self.rtx_marks.push((una, self.snd_max));
+                    self.trace_send(now, una, true, cfg);
                 }
             }
         }
@@ -780,6 +900,9 @@ impl TcpFlow {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, rtx_acked && !cwr_prr_now, cfg);
         }
+        if self.trace.is_some() {
+            self.trace_row_at(Some(mark), metrics::TRACE_ACK, now, ack, false, ece, cfg);
+        }
         if partial_rtx && self.in_recovery {
             self.partial_ack_retransmit(now, cfg, out);
         }
@@ -793,12 +916,15 @@ impl TcpFlow {
     /// the head when it is presumed lost; else new data; else the head again.
     fn partial_ack_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         let una = self.snd_una;
-        if una >= self.lost_limit(cfg) && self.snd_nxt < self.size_bytes {
-            let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
-            let p = self.data(self.snd_nxt, len, now, cfg);
+        let (seq, retx) = if una >= self.lost_limit(cfg) && self.snd_nxt < self.size_bytes {
+            let seq = self.snd_nxt;
+            let len = cfg.mss_bytes.min(self.size_bytes - seq);
+            let p = self.data(seq, len, now, cfg);
             out.push(p);
+            let retx = seq < self.snd_max;
             self.snd_nxt += len;
             self.snd_max = self.snd_max.max(self.snd_nxt);
+            (seq, retx)
         } else {
             let len = cfg.mss_bytes.min(self.size_bytes - una);
             let p = self.data(una, len, now, cfg);
@@ -806,10 +932,12 @@ impl TcpFlow {
             self.retransmits += 1;
             self.rexmit_next = self.rexmit_next.max(una + len);
             self.rtx_marks.push((una, self.snd_max));
-        }
+            (una, true)
+        };
         if !self.rto.armed() {
             self.rto.arm(now + self.rto_ps);
         }
+        self.trace_send(now, seq, retx, cfg);
     }
 
     /// The retransmission timer fired.
@@ -821,6 +949,9 @@ impl TcpFlow {
                 self.rto_ps = (self.rto_ps * 2).min(cfg.max_rto_ps);
                 out.push(self.control(cfg, flags::SYN, 0, self.dst, now));
                 self.rto.arm(now + self.rto_ps);
+                if self.trace.is_some() {
+                    self.trace_row(metrics::TRACE_TIMEOUT, now, 0, false, false, cfg);
+                }
             }
             SendState::Established if self.snd_una < self.size_bytes => {
                 self.timeouts += 1;
@@ -850,6 +981,10 @@ impl TcpFlow {
                     cc.on_timeout(&mut self.win, now, self.snd_max);
                 }
                 self.retransmits += 1;
+                if let Some(t) = self.trace.as_mut() {
+                    t.loss_until = self.snd_max;
+                    self.trace_row(metrics::TRACE_TIMEOUT, now, self.snd_una, false, false, cfg);
+                }
                 self.try_send(now, cfg, out);
                 if !self.rto.armed() {
                     self.rto.arm(now + self.rto_ps);
@@ -1124,6 +1259,14 @@ pub(crate) mod tests {
             let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
             let f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
             Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: Some(mark), trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
+        }
+
+        /// As `new`, the flow traced (`[output] tcp_trace_*`) from its start.
+        pub fn traced(size: u64, cfg: TransportCfg, cc: Box<dyn CongestionControl>, one_way_ps: Time, tx_ps: Time, start_ps: Time, drop: Box<dyn FnMut(&Packet, Time) -> bool + 'd>) -> Self {
+            let path = PathInfo { base_rtt_ps: 2 * one_way_ps, tau_ps: 2 * one_way_ps, line_rate_bps: 1 };
+            let mut f = TcpFlow::new(0, 0, 1, size, start_ps, 0, cfg.handshake, path, &cfg);
+            f.trace = Some(Box::default());
+            Self::started(Harness { f, cfg, now: start_ps, one_way_ps, tx_ps, data_free: 0, ev: Vec::new(), n: 0, out: Vec::new(), drop, ce_mark: None, trace: Vec::new(), sent: Vec::new(), acks: Vec::new(), max_seq_sent: 0, ack_log: Vec::new(), state_log: Vec::new() }, cc)
         }
 
         fn started(mut h: Self, cc: Box<dyn CongestionControl>) -> Self {
@@ -1965,6 +2108,11 @@ pub(crate) mod tests {
     type RunRecord = (Vec<(Time, u64, bool)>, Vec<(u64, Time, u8, u32, u32)>, Vec<(Time, u64, u64)>, Option<Time>, u32, u32, Vec<(u64, u64, Time, Time, u64)>);
 
     fn lossy_run(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool) -> RunRecord {
+        lossy_run_traced(cc_name, sack, prr, handshake, delack, general_only, false).0
+    }
+
+    /// `lossy_run`, the flow traced if `traced`: the record and the trace's rows.
+    fn lossy_run_traced(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool, traced: bool) -> (RunRecord, Vec<TcpTraceRecord>) {
         let mut c = cfg(1000, sack);
         c.prr = prr;
         c.handshake = handshake;
@@ -1979,11 +2127,38 @@ pub(crate) mod tests {
             (t >= 60 * PS_PER_MS && t < 70 * PS_PER_MS) || (pick && lost_once.insert(p.seq))
         };
         let cc = crate::cc::build(cc_name, &serde_json::Map::new()).unwrap();
-        let mut h = Harness::new(3_000_000, c, cc, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US, 0, Box::new(drop));
+        let (size, one_way, tx) = (3_000_000, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US);
+        let mut h = if traced { Harness::traced(size, c, cc, one_way, tx, 0, Box::new(drop)) } else { Harness::new(size, c, cc, one_way, tx, 0, Box::new(drop)) };
         h.f.general_only = general_only;
         h.run_until(60_000 * PS_PER_MS);
         let acks = h.acks.iter().map(|a| (a.seq, a.ts_ps, a.flags, a.sack_lo, a.sack_hi)).collect();
-        (h.sent, acks, h.trace, h.f.end_ps, h.f.retransmits, h.f.timeouts, h.state_log)
+        let rows = h.f.trace.take().map(|t| t.rows).unwrap_or_default();
+        ((h.sent, acks, h.trace, h.f.end_ps, h.f.retransmits, h.f.timeouts, h.state_log), rows)
+    }
+
+    /// `[output] tcp_trace_*` on the lossy runs: the trace changes nothing; its send rows are
+    /// exactly the data packets that left (time, first byte, and a retransmission when it
+    /// starts below the highest byte sent before); a timeout row per timeout; the fast paths
+    /// record what the general paths record.
+    #[test]
+    fn trace_rows_are_the_packets_sent_on_both_paths() {
+        use crate::metrics::{TRACE_ACK, TRACE_SEND, TRACE_SYN_ACK, TRACE_TIMEOUT};
+        for (cc_name, sack, prr, handshake, delack) in [("dctcp", true, false, false, 1), ("cubic", true, true, true, 1), ("newreno", false, false, false, 1), ("newreno", true, false, true, 2)] {
+            let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack}");
+            let plain = lossy_run(cc_name, sack, prr, handshake, delack, false);
+            let (fast, rows) = lossy_run_traced(cc_name, sack, prr, handshake, delack, false, true);
+            let (general, rows_general) = lossy_run_traced(cc_name, sack, prr, handshake, delack, true, true);
+            assert!(plain == fast && fast == general, "{what}: tracing changed the run");
+            assert_eq!(format!("{rows:?}"), format!("{rows_general:?}"), "{what}: fast and general paths trace differently");
+            let sends: Vec<(Time, u64, bool)> = rows.iter().filter(|r| r.event == TRACE_SEND).map(|r| (r.time_ps, r.seq, r.retx)).collect();
+            assert_eq!(sends, fast.0, "{what}: send rows");
+            assert_eq!(rows.iter().filter(|r| r.event == TRACE_TIMEOUT).count() as u32, fast.5, "{what}: timeout rows");
+            assert_eq!(rows.iter().filter(|r| r.event == TRACE_SYN_ACK).count(), handshake as usize, "{what}");
+            assert!(rows.windows(2).all(|w| w[0].time_ps <= w[1].time_ps), "{what}: time order");
+            assert!(rows.iter().any(|r| r.state == crate::metrics::STATE_RECOVERY) && rows.iter().any(|r| r.state == crate::metrics::STATE_LOSS), "{what}: recovery and loss seen");
+            let last = rows.last().unwrap();
+            assert_eq!((last.event, last.seq, last.snd_una), (TRACE_ACK, 3_000_000, 3_000_000), "{what}");
+        }
     }
 
     /// The fast paths of `on_ack` (new ACK out of recovery) and `on_receive` (in-order segment,
