@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""A grid point's long flows, sender by sender, in sharebuf (`[output] tcp_trace`) and in ns3dc.
+
+  python3 tcp_diag.py run     --point buf3.44-dctcp --alg dt --seed 2 [--variant profile_ns3hash] --out DIR
+  python3 tcp_diag.py compare --point ... --seed 2 --trace PREFIX --out DIR
+  python3 tcp_diag.py flow    --point ... --seed 2 --trace PREFIX --out DIR --flow 1166 [--until-us 3000] [--bin-us 100]
+
+`run` replays the point's ns3dc flows (as grid.py sharebuf does) with `tcp_trace_min_size_bytes`
+(default 1 MB) and the drop log, into DIR/<variant>/<alg>-s<seed>/.
+
+`compare` and `flow` read a TCP trace of ns3dc's run of the same point and seed: PREFIX-tcpmap.txt,
+one line per traced flow (ns3dc's flow id, source and destination address, source and destination
+port, size, start ns), and PREFIX-tcp.txt, one line per event of its sending socket
+(`t_ns flow kind ...`: `t seq payload flags` a segment sent, `r ack flags` a segment received,
+`c cwnd`, `s ssthresh`, `b bytes_in_flight`, `g congestion state` (ns-3's TcpCongState_t: 0 open,
+1 disorder, 2 CWR, 3 recovery, 4 loss)). These come from a scratch copy of the example that, for
+each web-search flow of at least the size, connects its BulkSendApplication socket's `Tx`, `Rx`,
+`CongestionWindow`, `SlowStartThreshold`, `BytesInFlight` and `CongState` trace sources one
+nanosecond after it starts; this repository does not keep ns3dc code. Flows are matched through
+their 5-tuple (ns3dc_ecmp.connections), so ids are sharebuf's.
+
+`compare` prints, per side, over the flows traced on both: when the first ECN-Echo came and the
+window then, the largest window in the first 2 ms, what the sender sent in the 300 us after the
+first echo (PRR's share: ns-3.39's wraps, `transport.prr_arithmetic`), window cuts (ssthresh
+set lower), retransmissions and timeouts. `flow` prints one flow's timeline in bins on both sides.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import grid  # noqa: E402
+import ns3dc_ecmp  # noqa: E402
+import ns3dc_flows  # noqa: E402
+from run_sharebuf import VARIANTS, with_keys  # noqa: E402
+
+ECE = 0x40
+
+
+def point(name):
+    return next(p for p in grid.points() if p["name"] == name)
+
+
+def cmd_run(a):
+    import sharebuf
+    p = point(a.point)
+    flows, start = ns3dc_flows.generate(a.seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
+                                        nprio=p["nprio"], per_flow_prio=p["binary"].endswith("nprio"))
+    replay = HERE / "scenarios" / "replay" / p["name"]
+    prof, keys = VARIANTS[a.variant]
+    hashes = None
+    if keys.get("topology.ecmp_hash") == "flow":
+        ports = ns3dc_ecmp.flow_ports(a.seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
+                                      nprio=p["nprio"])
+        hashes = ns3dc_ecmp.flow_hashes(flows, ports)
+    csvs = ns3dc_flows.write_csvs(flows, start, a.seed, replay, hashes=hashes)
+    sc = with_keys(grid.scenario(p, a.alg, a.seed, *csvs),
+                   {**keys, "output.drop_log": True, "output.tcp_trace_min_size_bytes": a.min_size})
+    out = Path(a.out) / a.variant / f"{a.alg}-s{a.seed}"
+    t0 = time.time()
+    sharebuf.run(sc, profile=prof, quiet=True, out=out)
+    print(f"{out}: {time.time() - t0:.0f} s")
+
+
+def ns3dc_trace(p, seed, prefix):
+    """ns3dc's traced flows (with sharebuf's flow id) and their events."""
+    flows, _t0, ports = ns3dc_ecmp.connections(seed, p["launch_s"], load=p["load"], request=p["request"],
+                                               qrate=p["query_rate"], nprio=p["nprio"])
+    ip = lambda h: ".".join(str(x) for x in ns3dc_ecmp.address(h))  # noqa: E731
+    nws = sum(1 for f in flows if f[0] == "websearch")
+    key, iw, ii = {}, 0, 0
+    for f, (sp, dp) in zip(flows, ports):
+        if f[0] == "websearch":
+            fid, iw = iw, iw + 1
+        else:
+            fid, ii = nws + ii, ii + 1
+        key[(ip(f[1]), ip(f[2]), sp, dp)] = fid
+    m = pd.read_csv(f"{prefix}-tcpmap.txt", sep=" ", header=None, names=["nf", "src", "dst", "sport", "dport", "size", "t_ns"])
+    m["fid"] = [key.get(k, -1) for k in zip(m.src, m.dst, m.sport, m.dport)]
+    ev = pd.read_csv(f"{prefix}-tcp.txt", sep=" ", header=None, names=["t_ns", "nf", "k", "a", "b", "c"], dtype={"k": str})
+    ev = ev.dropna(subset=["k"])
+    ev["fid"] = ev.nf.map(dict(zip(m.nf, m.fid)))
+    return m[m.fid >= 0], ev[ev.fid >= 0]
+
+
+def summary_ns3dc(m, ev):
+    rows = []
+    for fid, g in ev.groupby("fid"):
+        data = g[(g.k == "t") & (g.b > 0)]
+        if not len(data):
+            continue
+        t0 = data.t_ns.iloc[0]
+        seq = data.a.to_numpy()
+        retx = np.r_[False, seq[1:] <= np.maximum.accumulate(seq)[:-1]]
+        r = g[(g.k == "r") & (g.t_ns > t0)]
+        ece = r[(r.b.astype(int) & ECE) != 0]
+        fe = ece.t_ns.iloc[0] if len(ece) else np.nan
+        c = g[g.k == "c"]
+        s = g[(g.k == "s") & (g.t_ns > t0)].a.to_numpy()
+        rows.append(dict(fid=fid, ece_us=(fe - t0) / 1e3, cwnd_at_ece=c[c.t_ns < fe].a.max() / 1400 if len(ece) else np.nan,
+                         cwnd_max_2ms=c[c.t_ns < t0 + 2e6].a.max() / 1400,
+                         sent_300us=int(((data.t_ns > fe) & (data.t_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
+                         acks_300us=int(((r.t_ns > fe) & (r.t_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
+                         cuts=int(len(s)), retx=int(retx.sum()), timeouts=int(((g.k == "g") & (g.a == 4)).sum())))
+    return pd.DataFrame(rows).set_index("fid")
+
+
+def summary_sharebuf(t, fids):
+    rows = []
+    for fid, g in t[t.flow_id.isin(fids)].groupby("flow_id"):
+        data = g[g.event == "send"]
+        t0 = data.time_ns.iloc[0]
+        ack = g[(g.event == "ack") & (g.time_ns > t0)]
+        ece = ack[ack.ece]
+        fe = ece.time_ns.iloc[0] if len(ece) else np.nan
+        ss = g.ssthresh_bytes.to_numpy()
+        cuts = int(np.sum(np.r_[False, np.isfinite(ss[1:]) & ((ss[1:] < ss[:-1]) | ~np.isfinite(ss[:-1]))]))
+        rows.append(dict(fid=fid, ece_us=(fe - t0) / 1e3, cwnd_at_ece=g[g.time_ns < fe].cwnd_bytes.max() / 1400 if len(ece) else np.nan,
+                         cwnd_max_2ms=g[g.time_ns < t0 + 2e6].cwnd_bytes.max() / 1400,
+                         sent_300us=int(((data.time_ns > fe) & (data.time_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
+                         acks_300us=int(((ack.time_ns > fe) & (ack.time_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
+                         cuts=cuts, retx=int(data.retx.sum()), timeouts=int((g.event == "timeout").sum())))
+    return pd.DataFrame(rows).set_index("fid")
+
+
+def run_dir(a):
+    return Path(a.out) / a.variant / f"{a.alg}-s{a.seed}"
+
+
+def cmd_compare(a):
+    p = point(a.point)
+    m, ev = ns3dc_trace(p, a.seed, a.trace)
+    t = pd.read_parquet(run_dir(a) / "tcp_trace.parquet")
+    ns, sb = summary_ns3dc(m, ev), summary_sharebuf(t, set(m.fid))
+    both = ns.index.intersection(sb.index)
+    ns, sb = ns.loc[both], sb.loc[both]
+    print(f"{a.point} {a.alg} seed {a.seed}, sharebuf `{a.variant}`: {len(both)} flows traced on both sides "
+          f"(ns3dc's trace up to {(ev.t_ns.max() - 10e9) / 1e6:.0f} ms)")
+    print(f"{'':14s} {'ns3dc median / mean':>22s}   {'sharebuf median / mean':>22s}")
+    for c in ns.columns:
+        print(f"{c:14s} {ns[c].median():10.1f} / {ns[c].mean():9.1f}   {sb[c].median():10.1f} / {sb[c].mean():9.1f}")
+    e = ns.ece_us.notna() & sb.ece_us.notna()
+    print(f"flows with an echo: ns3dc {int(ns.ece_us.notna().sum())}, sharebuf {int(sb.ece_us.notna().sum())}, both {int(e.sum())}; "
+          f"segments sent per ACK in the 300 us after it: ns3dc {ns.sent_300us[e].sum() / max(ns.acks_300us[e].sum(), 1):.2f}, "
+          f"sharebuf {sb.sent_300us[e].sum() / max(sb.acks_300us[e].sum(), 1):.2f}")
+    print(f"flows retransmitting: ns3dc {int((ns.retx > 0).sum())}, sharebuf {int((sb.retx > 0).sum())}, both "
+          f"{int(((ns.retx > 0) & (sb.retx > 0)).sum())}; timing out: {int((ns.timeouts > 0).sum())} / {int((sb.timeouts > 0).sum())}")
+
+
+def cmd_flow(a):
+    p = point(a.point)
+    m, ev = ns3dc_trace(p, a.seed, a.trace)
+    g = ev[ev.fid == a.flow].copy()
+    t0 = g[(g.k == "t") & (g.b > 0)].t_ns.iloc[0]
+    g["us"] = (g.t_ns - t0) / 1e3
+    t = pd.read_parquet(run_dir(a) / "tcp_trace.parquet")
+    s = t[t.flow_id == a.flow].copy()
+    s["us"] = (s.time_ns - s[s.event == "send"].time_ns.iloc[0]) / 1e3
+    print(f"flow {a.flow}, per {a.bin_us:.0f} us from its first data segment; ns3dc | sharebuf: cwnd (segments), "
+          f"segments sent new/resent, ACKs (with ECN-Echo), window cuts")
+    hi = -1
+    for lo in np.arange(0, a.until_us, a.bin_us):
+        w, v = g[(g.us >= lo) & (g.us < lo + a.bin_us)], s[(s.us >= lo) & (s.us < lo + a.bin_us)]
+        c = g[(g.k == "c") & (g.us < lo + a.bin_us)].a
+        tx = w[(w.k == "t") & (w.b > 0)].a.to_numpy()
+        nr = 0
+        for q in tx:
+            nr += q <= hi
+            hi = max(hi, q)
+        r = w[w.k == "r"]
+        sv, av = v[v.event == "send"], v[v.event == "ack"]
+        last = s[s.us < lo + a.bin_us].cwnd_bytes
+        ss = np.nan_to_num(s[s.us < lo + a.bin_us].ssthresh_bytes.to_numpy(), nan=np.inf)
+        cuts = int(np.sum((ss[1:] < ss[:-1]) & (s[s.us < lo + a.bin_us].us.to_numpy()[1:] >= lo))) if len(ss) > 1 else 0
+        print(f"{lo:7.0f} | {c.iloc[-1] / 1400 if len(c) else np.nan:6.1f} {len(tx) - nr:4d}/{nr:<3d} {len(r):3d} "
+              f"({int(((r.b.astype(int) & ECE) != 0).sum()):3d}) {int((w.k == 's').sum())} "
+              f"| {last.iloc[-1] / 1400 if len(last) else np.nan:6.1f} {int((~sv.retx).sum()):4d}/{int(sv.retx.sum()):<3d} "
+              f"{len(av):3d} ({int(av.ece.sum()):3d}) {cuts}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "compare", "flow"):
+        s = sub.add_parser(name)
+        s.add_argument("--point", default="buf3.44-dctcp")
+        s.add_argument("--alg", default="dt", choices=["dt", "abm"])
+        s.add_argument("--seed", type=int, default=2)
+        s.add_argument("--variant", default="profile_ns3hash", choices=sorted(VARIANTS))
+        s.add_argument("--out", required=True)
+        if name == "run":
+            s.add_argument("--min-size", type=int, default=1_000_000)
+        else:
+            s.add_argument("--trace", required=True, help="PREFIX of ns3dc's PREFIX-tcp.txt and PREFIX-tcpmap.txt")
+        if name == "flow":
+            s.add_argument("--flow", type=int, required=True)
+            s.add_argument("--until-us", type=float, default=3000)
+            s.add_argument("--bin-us", type=float, default=100)
+    a = ap.parse_args()
+    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
