@@ -19,10 +19,10 @@ each web-search flow of at least the size, connects its BulkSendApplication sock
 nanosecond after it starts; this repository does not keep ns3dc code. Flows are matched through
 their 5-tuple (ns3dc_ecmp.connections), so ids are sharebuf's.
 
-`compare` prints, per side, over the flows traced on both: when the first ECN-Echo came and the
-window then, the largest window in the first 2 ms, what the sender sent in the 300 us after the
-first echo (PRR's share: ns-3.39's wraps, `transport.prr_arithmetic`), window cuts (ssthresh
-set lower), retransmissions and timeouts. `flow` prints one flow's timeline in bins on both sides.
+`compare` prints, per side, over the flows traced on both: when the first ECN-Echo came, when the
+window was first reduced (CWR or loss recovery) and its size then, the largest window in the first
+2 ms, what the sender sent in the 300 us after that reduction (PRR's share: ns-3.39's wraps,
+`transport.prr_arithmetic`), window cuts (ssthresh set lower), retransmissions and timeouts. `flow` prints one flow's timeline in bins on both sides.
 """
 import argparse
 import sys
@@ -100,13 +100,15 @@ def summary_ns3dc(m, ev):
         retx = np.r_[False, seq[1:] <= np.maximum.accumulate(seq)[:-1]]
         r = g[(g.k == "r") & (g.t_ns > t0)]
         ece = r[(r.b.astype(int) & ECE) != 0]
-        fe = ece.t_ns.iloc[0] if len(ece) else np.nan
+        cut = g[(g.k == "g") & g.a.isin([2, 3]) & (g.t_ns > t0)]
+        fe = cut.t_ns.iloc[0] if len(cut) else np.nan
         c = g[g.k == "c"]
         s = g[(g.k == "s") & (g.t_ns > t0)].a.to_numpy()
-        rows.append(dict(fid=fid, ece_us=(fe - t0) / 1e3, cwnd_at_ece=c[c.t_ns < fe].a.max() / 1400 if len(ece) else np.nan,
+        rows.append(dict(fid=fid, ece_us=(ece.t_ns.iloc[0] - t0) / 1e3 if len(ece) else np.nan,
+                         cut_us=(fe - t0) / 1e3, cwnd_at_cut=c[c.t_ns < fe].a.max() / 1400 if len(cut) else np.nan,
                          cwnd_max_2ms=c[c.t_ns < t0 + 2e6].a.max() / 1400,
-                         sent_300us=int(((data.t_ns > fe) & (data.t_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
-                         acks_300us=int(((r.t_ns > fe) & (r.t_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
+                         sent_300us=int(((data.t_ns > fe) & (data.t_ns <= fe + 3e5)).sum()) if len(cut) else np.nan,
+                         acks_300us=int(((r.t_ns > fe) & (r.t_ns <= fe + 3e5)).sum()) if len(cut) else np.nan,
                          cuts=int(len(s)), retx=int(retx.sum()), timeouts=int(((g.k == "g") & (g.a == 4)).sum())))
     return pd.DataFrame(rows).set_index("fid")
 
@@ -118,13 +120,16 @@ def summary_sharebuf(t, fids):
         t0 = data.time_ns.iloc[0]
         ack = g[(g.event == "ack") & (g.time_ns > t0)]
         ece = ack[ack.ece]
-        fe = ece.time_ns.iloc[0] if len(ece) else np.nan
+        red = g.state.isin(["cwr", "recovery"]).to_numpy()
+        entered = np.flatnonzero(red & ~np.r_[False, red[:-1]] & (g.time_ns.to_numpy() > t0))
+        fe = g.time_ns.iloc[entered[0]] if len(entered) else np.nan
         ss = g.ssthresh_bytes.to_numpy()
         cuts = int(np.sum(np.r_[False, np.isfinite(ss[1:]) & ((ss[1:] < ss[:-1]) | ~np.isfinite(ss[:-1]))]))
-        rows.append(dict(fid=fid, ece_us=(fe - t0) / 1e3, cwnd_at_ece=g[g.time_ns < fe].cwnd_bytes.max() / 1400 if len(ece) else np.nan,
+        rows.append(dict(fid=fid, ece_us=(ece.time_ns.iloc[0] - t0) / 1e3 if len(ece) else np.nan,
+                         cut_us=(fe - t0) / 1e3, cwnd_at_cut=g[g.time_ns < fe].cwnd_bytes.max() / 1400 if len(entered) else np.nan,
                          cwnd_max_2ms=g[g.time_ns < t0 + 2e6].cwnd_bytes.max() / 1400,
-                         sent_300us=int(((data.time_ns > fe) & (data.time_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
-                         acks_300us=int(((ack.time_ns > fe) & (ack.time_ns <= fe + 3e5)).sum()) if len(ece) else np.nan,
+                         sent_300us=int(((data.time_ns > fe) & (data.time_ns <= fe + 3e5)).sum()) if len(entered) else np.nan,
+                         acks_300us=int(((ack.time_ns > fe) & (ack.time_ns <= fe + 3e5)).sum()) if len(entered) else np.nan,
                          cuts=cuts, retx=int(data.retx.sum()), timeouts=int((g.event == "timeout").sum())))
     return pd.DataFrame(rows).set_index("fid")
 
@@ -145,8 +150,9 @@ def cmd_compare(a):
     print(f"{'':14s} {'ns3dc median / mean':>22s}   {'sharebuf median / mean':>22s}")
     for c in ns.columns:
         print(f"{c:14s} {ns[c].median():10.1f} / {ns[c].mean():9.1f}   {sb[c].median():10.1f} / {sb[c].mean():9.1f}")
-    e = ns.ece_us.notna() & sb.ece_us.notna()
-    print(f"flows with an echo: ns3dc {int(ns.ece_us.notna().sum())}, sharebuf {int(sb.ece_us.notna().sum())}, both {int(e.sum())}; "
+    e = ns.cut_us.notna() & sb.cut_us.notna()
+    print(f"flows with an ECN-Echo: ns3dc {int(ns.ece_us.notna().sum())}, sharebuf {int(sb.ece_us.notna().sum())}; with a first window "
+          f"reduction (CWR or recovery): ns3dc {int(ns.cut_us.notna().sum())}, sharebuf {int(sb.cut_us.notna().sum())}, both {int(e.sum())}; "
           f"segments sent per ACK in the 300 us after it: ns3dc {ns.sent_300us[e].sum() / max(ns.acks_300us[e].sum(), 1):.2f}, "
           f"sharebuf {sb.sent_300us[e].sum() / max(sb.acks_300us[e].sum(), 1):.2f}")
     print(f"flows retransmitting: ns3dc {int((ns.retx > 0).sum())}, sharebuf {int((sb.retx > 0).sum())}, both "
