@@ -211,18 +211,8 @@ def where_ns3dc(node, dev, leaves=LEAVES, spines=2):
 def ns3dc_drops(p, seed, prefix):
     """ns3dc's traced drops from the start time on, each mapped to sharebuf's flow id (the replay's
     order: web search, then incast) through the flow's derived 5-tuple."""
-    flows, _t0, ports = ns3dc_ecmp.connections(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                               qrate=p["query_rate"], nprio=p["nprio"])
-    ip = lambda h: ".".join(str(x) for x in ns3dc_ecmp.address(h))  # noqa: E731
-    nws = sum(1 for f in flows if f[0] == "websearch")
-    key, iw, ii = {}, 0, 0
-    for f, (sp, dp) in zip(flows, ports):
-        if f[0] == "websearch":
-            fid, iw = iw, iw + 1
-        else:
-            fid, ii = nws + ii, ii + 1
-        key[(ip(f[1]), ip(f[2]), sp, dp)] = fid
-        key[(ip(f[2]), ip(f[1]), dp, sp)] = fid
+    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
+                              nprio=p["nprio"])
     d = pd.read_csv(f"{prefix}-drops.txt", sep=" ").dropna()
     d = d[d.t_ns >= 10e9].astype({"flags": int, "payload": int, "node": int, "dev": int, "sport": int, "dport": int})
     d["flow_id"] = [key.get(k, -1) for k in zip(d.src, d.dst, d.sport, d.dport)]

@@ -144,6 +144,24 @@ def flow_ports(seed, launch_s, **generator):
     return connections(seed, launch_s, **generator)[2]
 
 
+def flow_ids(seed, launch_s, servers=32, **generator):
+    """sharebuf's flow id (the replay's order: web search, then incast) of each 5-tuple
+    (source address, destination address, source port, destination port; dotted addresses), in
+    both directions, so a traced ns3dc packet or socket maps to the flow it belongs to."""
+    flows, _t0, ports = connections(seed, launch_s, servers=servers, **generator)
+    ip = lambda h: ".".join(str(x) for x in address(h, servers))  # noqa: E731
+    nws = sum(1 for f in flows if f[0] == "websearch")
+    key, iw, ii = {}, 0, 0
+    for f, (sp, dp) in zip(flows, ports):
+        if f[0] == "websearch":
+            fid, iw = iw, iw + 1
+        else:
+            fid, ii = nws + ii, ii + 1
+        key[(ip(f[1]), ip(f[2]), sp, dp)] = fid
+        key[(ip(f[2]), ip(f[1]), dp, sp)] = fid
+    return key
+
+
 def flow_hashes(flows, ports, servers=32):
     """Each flow's (data, reverse) ``Hash32`` of its 5-tuple: the columns ``ecmp_hash``,
     ``ecmp_hash_reverse`` of a replay file (``topology.ecmp_hash = "flow"``)."""

@@ -17,7 +17,7 @@ port, size, start ns), and PREFIX-tcp.txt, one line per event of its sending soc
 each web-search flow of at least the size, connects its BulkSendApplication socket's `Tx`, `Rx`,
 `CongestionWindow`, `SlowStartThreshold`, `BytesInFlight` and `CongState` trace sources one
 nanosecond after it starts; this repository does not keep ns3dc code. Flows are matched through
-their 5-tuple (ns3dc_ecmp.connections), so ids are sharebuf's.
+their 5-tuple (ns3dc_ecmp.flow_ids), so ids are sharebuf's.
 
 `compare` prints, per side, over the flows traced on both: when the first ECN-Echo came, when the
 window was first reduced (CWR or loss recovery) and its size then, the largest window in the first
@@ -70,17 +70,8 @@ def cmd_run(a):
 
 def ns3dc_trace(p, seed, prefix):
     """ns3dc's traced flows (with sharebuf's flow id) and their events."""
-    flows, _t0, ports = ns3dc_ecmp.connections(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                               qrate=p["query_rate"], nprio=p["nprio"])
-    ip = lambda h: ".".join(str(x) for x in ns3dc_ecmp.address(h))  # noqa: E731
-    nws = sum(1 for f in flows if f[0] == "websearch")
-    key, iw, ii = {}, 0, 0
-    for f, (sp, dp) in zip(flows, ports):
-        if f[0] == "websearch":
-            fid, iw = iw, iw + 1
-        else:
-            fid, ii = nws + ii, ii + 1
-        key[(ip(f[1]), ip(f[2]), sp, dp)] = fid
+    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
+                              nprio=p["nprio"])
     m = pd.read_csv(f"{prefix}-tcpmap.txt", sep=" ", header=None, names=["nf", "src", "dst", "sport", "dport", "size", "t_ns"])
     m["fid"] = [key.get(k, -1) for k in zip(m.src, m.dst, m.sport, m.dport)]
     ev = pd.read_csv(f"{prefix}-tcp.txt", sep=" ", header=None, names=["t_ns", "nf", "k", "a", "b", "c"], dtype={"k": str})

@@ -496,51 +496,32 @@ def test_profile_sets_ns3_ce_echo_partial_ack_and_recovery_timer():
         sharebuf.run(sc, quiet=True)
 
 
-def test_prr_arithmetic_named_where_prr_runs():
-    """ns-3.39's TcpPrrRecovery multiplies prr_delivered and ssthresh as two uint32_t, wrapping modulo
-    2^32 (hand-computed on ns3dc's own traced numbers: transport::tcp::tests::prr_proportional_wraps_as_ns3_on_ns3dc_numbers).
-    Named in the engine spec only when set and only where PRR runs; the ns3dc profile sets it, a
-    scenario's own "exact" wins; a bad value is a clear error naming the field."""
+@pytest.mark.parametrize("key,ns3,default,bad", [("prr_reduction_bound", "ns3", "ssrb", "crb"),
+                                                  ("prr_arithmetic", "ns3", "exact", "uint32")])
+def test_prr_options_named_where_prr_runs(key, ns3, default, bad):
+    """ns-3.39's TcpPrrRecovery: the slow-start reduction bound only on an ACK of retransmitted data
+    (hand-computed both ways: transport::tcp::tests::prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions),
+    and prr_delivered * ssthresh as two uint32_t, wrapping modulo 2^32 (on ns3dc's own traced numbers:
+    transport::tcp::tests::prr_proportional_wraps_as_ns3_on_ns3dc_numbers). Each is named in the engine
+    spec only when set and only where PRR runs; the ns3dc profile sets it, a scenario's own default
+    wins; a bad value is a clear error naming the field."""
     from sharebuf.scenario.engine_spec import transport
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
-    sc["transport"] = {"cc": "dctcp"}
-    assert transport(parse_scenario(sc))["prr_arithmetic"] == "ns3"
-    sc["transport"] = {"cc": "dctcp", "prr_arithmetic": "exact"}
-    assert "prr_arithmetic" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "dctcp", "recovery": "rfc6675"}
-    assert "prr_arithmetic" not in transport(parse_scenario(sc))
-    sc["profile"] = "none"
-    sc["transport"] = {"cc": "cubic", "recovery": "prr"}
-    assert "prr_arithmetic" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "cubic", "recovery": "prr", "prr_arithmetic": "ns3"}
-    assert transport(parse_scenario(sc))["prr_arithmetic"] == "ns3"
-    sc["transport"] = {"cc": "cubic", "prr_arithmetic": "uint32"}
-    with pytest.raises(ScenarioError, match="prr_arithmetic"):
-        parse_scenario(sc)
-
-
-def test_prr_reduction_bound_named_where_prr_runs():
-    """ns-3.39's TcpPrrRecovery applies the slow-start reduction bound only on an ACK of retransmitted
-    data (hand-computed both ways: transport::tcp::tests::prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions).
-    It is named in the engine spec only when set and only where PRR runs; the ns3dc profile sets it,
-    a scenario's own "ssrb" wins; a bad value is a clear error."""
-    from sharebuf.scenario.engine_spec import transport
-    sc = star(hosts=2)
-    sc["profile"] = "ns3dc"
-    sc["transport"] = {"cc": "cubic"}
-    assert transport(parse_scenario(sc))["prr_reduction_bound"] == "ns3"
-    sc["transport"] = {"cc": "cubic", "prr_reduction_bound": "ssrb"}
-    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
+    for cc in ("cubic", "dctcp"):
+        sc["transport"] = {"cc": cc}
+        assert transport(parse_scenario(sc))[key] == ns3
+    sc["transport"] = {"cc": "cubic", key: default}
+    assert key not in transport(parse_scenario(sc))
     sc["transport"] = {"cc": "cubic", "recovery": "rfc6675"}
-    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
+    assert key not in transport(parse_scenario(sc))
     sc["profile"] = "none"
     sc["transport"] = {"cc": "cubic", "recovery": "prr"}
-    assert "prr_reduction_bound" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "cubic", "recovery": "prr", "prr_reduction_bound": "ns3"}
-    assert transport(parse_scenario(sc))["prr_reduction_bound"] == "ns3"
-    sc["transport"] = {"cc": "cubic", "prr_reduction_bound": "crb"}
-    with pytest.raises(ScenarioError, match="prr_reduction_bound"):
+    assert key not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "recovery": "prr", key: ns3}
+    assert transport(parse_scenario(sc))[key] == ns3
+    sc["transport"] = {"cc": "cubic", key: bad}
+    with pytest.raises(ScenarioError, match=key):
         parse_scenario(sc)
 
 
