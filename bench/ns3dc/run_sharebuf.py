@@ -93,6 +93,10 @@ VARIANTS = {
     # wraps modulo 2^32: the profile before prr_arithmetic (with one hash, and with ns3dc's placement)
     "profile_exactprr": ("ns3dc", {"transport.prr_arithmetic": "exact"}),
     "profile_ns3hash_exactprr": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.prr_arithmetic": "exact"}),
+    # INT on data packets only instead of ns3dc's GenQueueDisc, which stamps the ACKs too (after the
+    # data's records they carry): the profile before int_stamp (with one hash, and with ns3dc's placement)
+    "profile_intdata": ("ns3dc", {"switch.int_stamp": "data"}),
+    "profile_ns3hash_intdata": ("ns3dc", {"topology.ecmp_hash": "flow", "switch.int_stamp": "data"}),
     # the profile before all three
     "profile_prrbefore": ("ns3dc", {"transport.prr_reduction_bound": "ssrb", "transport.loss_cwr": "flight",
                                     "transport.cc_params.loss_ssthresh": "alpha"}),

@@ -549,7 +549,8 @@ def test_profile_sets_ns3dc_timely():
 def test_profile_sets_ns3dc_powertcp():
     """The profile runs PowerTCP as ns3dc's TcpAdvanced (docs/validation.md, "TIMELY and PowerTCP"):
     its four update-rule parameters go to PowerTCP only, the switches stamp INT's txBytes at the queue
-    disc (named in the engine spec only where a flow reads INT), and a rate change moves a pending
+    disc and stamp the ACKs too (`int_stamp = "all"`; both named in the engine spec only where a flow
+    reads INT; hand computation: tests/int.rs `int_stamp_all_appends_the_acks_hops`), and a rate change moves a pending
     pacing gap (named only where a flow is paced); a scenario's own value wins; bad values are clear
     errors. The hand computations are cc::powertcp's and transport::tcp's tests."""
     from sharebuf.scenario.engine_spec import switch, transport
@@ -559,18 +560,22 @@ def test_profile_sets_ns3dc_powertcp():
     s = parse_scenario(sc)
     assert s.transport.cc_params == {"smoothing_base": "reference", "unsmoothed_below": 0.5, "power_start": "zero",
                                      "tau_base": "propagation", "window_check": "segment"}
-    assert switch(s, None)["int_tx_bytes"] == "dequeued"
+    assert switch(s, None)["int_tx_bytes"] == "dequeued" and switch(s, None)["int_stamp"] == "all"
     assert transport(s)["pacing_rate_change"] == "rescale"
     sc["transport"] = {"cc": "powertcp", "cc_params": {"power_start": "first"}}
     assert parse_scenario(sc).transport.cc_params["power_start"] == "first"
     sc["switch"]["int_tx_bytes"] = "transmitted"
+    sc["switch"]["int_stamp"] = "data"
     sc["transport"]["pacing_rate_change"] = "keep"
     s = parse_scenario(sc)
     assert "int_tx_bytes" not in switch(s, None) and "pacing_rate_change" not in transport(s)
+    assert "int_stamp" not in switch(s, None)
     sc["switch"].pop("int_tx_bytes")
+    sc["switch"].pop("int_stamp")
     sc["transport"] = {"cc": "timely"}
     s = parse_scenario(sc)
     assert "power_start" not in s.transport.cc_params and "int_tx_bytes" not in switch(s, None)
+    assert "int_stamp" not in switch(s, None)
     assert transport(s)["pacing_rate_change"] == "rescale"
     sc["transport"] = {"cc": "cubic"}
     s = parse_scenario(sc)
@@ -579,17 +584,22 @@ def test_profile_sets_ns3dc_powertcp():
     # HPCC reads INT too; fixed_window's rate never changes, so no pacing gap is ever rescaled
     sc["transport"] = {"cc": "hpcc"}
     assert switch(parse_scenario(sc), None)["int_tx_bytes"] == "dequeued"
+    assert switch(parse_scenario(sc), None)["int_stamp"] == "all"
     sc["transport"] = {"cc": "fixed_window"}
     assert "pacing_rate_change" not in transport(parse_scenario(sc))
     sc.pop("profile")
     sc["transport"] = {"cc": "powertcp"}
     s = parse_scenario(sc)
     assert s.transport.cc_params == {} and "int_tx_bytes" not in switch(s, None) \
-        and "pacing_rate_change" not in transport(s)
+        and "pacing_rate_change" not in transport(s) and "int_stamp" not in switch(s, None)
     sc["switch"]["int_tx_bytes"] = "sent"
     with pytest.raises(ScenarioError, match=r"switch\.int_tx_bytes = 'sent': Input should be 'transmitted' or 'dequeued'"):
         parse_scenario(sc)
     sc["switch"].pop("int_tx_bytes")
+    sc["switch"]["int_stamp"] = "acks"
+    with pytest.raises(ScenarioError, match=r"switch\.int_stamp = 'acks': Input should be 'data' or 'all'"):
+        parse_scenario(sc)
+    sc["switch"].pop("int_stamp")
     sc["transport"] = {"cc": "powertcp", "pacing_rate_change": "reset"}
     with pytest.raises(ScenarioError, match=r"transport\.pacing_rate_change = 'reset': Input should be 'keep' or 'rescale'"):
         parse_scenario(sc)

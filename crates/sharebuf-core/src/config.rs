@@ -101,6 +101,11 @@ pub struct SwitchSpec {
     /// queues before it: ns3dc's `GenQueueDisc`, above the device FIFO).
     #[serde(default = "transmitted")]
     pub int_tx_bytes: String,
+    /// Which packets a port stamps with INT: "data" (data packets; their ACKs echo the records)
+    /// or "all" (ACKs too, after the records they echo: ns3dc's `GenQueueDisc` stamps every
+    /// packet carrying a `FeedbackTag`, and the receiver's pure ACK carries the data packet's).
+    #[serde(default = "data")]
+    pub int_stamp: String,
     pub bm: BmSpec,
     /// Lossless priorities and PFC (docs/lossless.md); None: every priority is lossy.
     #[serde(default)]
@@ -154,6 +159,10 @@ fn default_alpha_ingress() -> f64 {
 
 fn wire() -> String {
     "wire".into()
+}
+
+fn data() -> String {
+    "data".into()
 }
 
 fn transmitted() -> String {

@@ -23,7 +23,7 @@ pub mod flags {
 }
 
 /// Maximum number of INT hop records a packet carries.
-pub const MAX_INT_HOPS: usize = 5;
+pub const MAX_INT_HOPS: usize = 8;
 
 /// One in-band network telemetry record, stamped at dequeue by a switch port.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -209,6 +209,11 @@ impl Simulator {
             "dequeued" => true,
             s => return Err(format!("switch.int_tx_bytes = '{s}': allowed: transmitted, dequeued")),
         };
+        let int_acks = match sw.int_stamp.as_str() {
+            "data" => false,
+            "all" => true,
+            s => return Err(format!("switch.int_stamp = '{s}': allowed: data, all")),
+        };
         // Before anything divides by a rate (found by the engine fuzz test).
         for (i, d) in topo.ports.iter().enumerate() {
             if d.rate_bps == 0 {
@@ -286,6 +291,7 @@ impl Simulator {
                 ecmp_salt: topo.ecmp_salt(s as u32),
                 acct_overhead_bytes,
                 int_dequeued,
+                int_acks,
                 ports: gports.clone(),
                 routes: topo.routes[s].clone(),
                 ecmp_memo: Default::default(),
@@ -745,6 +751,9 @@ impl Simulator {
             if p.has(flags::DATA) {
                 let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
                 stamp_int(&mut self.pool, id, qbytes, port.rate_bps, tx, now);
+            } else if sw.int_acks {
+                let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
+                stamp_int_echo(&mut self.pool, id, qbytes, port.rate_bps, tx, now);
             }
             port.deq_bytes += size;
             if credit {
@@ -1060,6 +1069,9 @@ impl Simulator {
         if is_data {
             let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
             stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, tx, now);
+        } else if sw.int_acks {
+            let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
+            stamp_int_echo(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, tx, now);
         }
         // SAFETY: as above.
         unsafe { self.ports.get_unchecked_mut(g) }.deq_bytes += acct_bytes as u64;
@@ -1599,6 +1611,16 @@ fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, rate_bps: u64, tx_
             st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps, ts_ps: now, tx_bytes };
             st.n += 1;
         }
+    }
+}
+
+/// `int_stamp = "all"`: a packet that is not data (an ACK) gets this port's record after those
+/// it echoes, if it echoes any (ns3dc: only a pure ACK of an INT flow carries a `FeedbackTag`).
+#[cold]
+#[inline(never)]
+fn stamp_int_echo(pool: &mut PacketPool, id: u32, qlen_bytes: u64, rate_bps: u64, tx_bytes: u64, now: Time) {
+    if pool.int(id).is_some_and(|st| st.n > 0) {
+        stamp_int(pool, id, qlen_bytes, rate_bps, tx_bytes, now);
     }
 }
 

@@ -329,6 +329,8 @@ pub struct Switch {
     /// INT's txBytes are the bytes dequeued from the port's queues (`int_tx_bytes =
     /// "dequeued"`, `Port::deq_bytes`) instead of those whose transmission started.
     pub int_dequeued: bool,
+    /// ACKs are stamped with INT too, after the records they echo (`int_stamp = "all"`).
+    pub int_acks: bool,
     /// Global ids of this switch's ports, in local order. Crate-private, like `buf`: the
     /// per-packet path indexes `Simulator::ports` with these ids and the buffer's per-queue
     /// vectors with checked-once queue refs, without bounds checks.

@@ -31,12 +31,16 @@ impl CongestionControl for Recorder {
 /// leaves x 2 servers and 1 spine (1 us links), with the INT recorder as its congestion control;
 /// returns the INT stack every ACK echoed.
 fn int_log(host_bps: u64, fabric_bps: u64, init_cwnd: u32, delayed_ack: u32, device_queue_packets: u32, size_bytes: u64) -> Vec<IntStack> {
+    int_log_stamping(host_bps, fabric_bps, init_cwnd, delayed_ack, device_queue_packets, size_bytes, "data")
+}
+
+fn int_log_stamping(host_bps: u64, fabric_bps: u64, init_cwnd: u32, delayed_ack: u32, device_queue_packets: u32, size_bytes: u64, int_stamp: &str) -> Vec<IntStack> {
     let v = json!({
         "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
         "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
                      "host_link_bps": host_bps, "fabric_link_bps": fabric_bps, "link_delay_ps": 1_000_000},
         "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "device_queue_packets": device_queue_packets,
-                   "bm": {"scheme": "cs", "params": {}}},
+                   "int_stamp": int_stamp, "bm": {"scheme": "cs", "params": {}}},
         "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": init_cwnd, "min_rto_ps": 1_000_000_000u64,
                       "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": delayed_ack, "delayed_ack_timeout_ps": 1_000_000,
                       "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
@@ -132,5 +136,36 @@ fn int_tx_bytes_below_a_device_fifo() {
             let behind = if dev > 0 { 0 } else { (4 * k).min(7) - k };
             assert_eq!(s.hops[0].qlen_bytes as u64, behind * 1050, "device FIFO {dev}: queue behind segment {k}");
         }
+    }
+}
+
+/// `int_stamp = "all"` (ns3dc's GenQueueDisc stamps every packet carrying a FeedbackTag, and the
+/// receiver's pure ACK carries the data packet's): the ACK gets a record at every switch port it
+/// leaves, after the three it echoes. The path of `int_on_three_hops_matches_hand_computation`;
+/// the first segment reaches host 2 at r = leaf 1's stamp + tx(1050 B @ 10G) + 1 us, its 50 B
+/// ACK leaves at once and is dequeued on arrival at each idle port of the way back: leaf 1 to the
+/// spine (40G) at r + tx(50 @ 10G) + 1 us, the spine to leaf 0 (40G) and leaf 0 to host 0 (10G)
+/// each tx(50 @ 40G) + 1 us later, with nothing sent before it and nothing behind it. The
+/// second ACK's return ports have sent the first ACK (50 B) before it. With "data" the ACKs
+/// echo the three data hops only.
+#[test]
+fn int_stamp_all_appends_the_acks_hops() {
+    let (d, host, fab) = (1_000_000u64, 10_000_000_000u64, 40_000_000_000u64);
+    let data = int_log(host, fab, 2, 1, 0, 2000);
+    let all = int_log_stamping(host, fab, 2, 1, 0, 2000, "all");
+    assert_eq!(all.len(), 2);
+    assert!(data.iter().all(|s| s.n == 3));
+    let first = &all[0];
+    assert_eq!(first.n, 6, "three data hops, then three ACK hops");
+    assert_eq!(first.hops[..3], data[0].hops[..3], "the data hops are as without ACK stamping");
+    let r = first.hops[2].ts_ps + tx_time_ps(1050, host) + d;
+    let up = r + tx_time_ps(50, host) + d;
+    let expect = [(up, fab), (up + tx_time_ps(50, fab) + d, fab), (up + 2 * (tx_time_ps(50, fab) + d), host)];
+    for (i, (h, (ts, rate))) in first.hops[3..6].iter().zip(expect).enumerate() {
+        assert_eq!((h.ts_ps, h.rate_bps, h.tx_bytes, h.qlen_bytes), (ts, rate, 0, 0), "ACK hop {i}");
+    }
+    assert_eq!(all[1].n, 6);
+    for h in &all[1].hops[3..6] {
+        assert_eq!(h.tx_bytes, 50, "the first ACK went before the second on every port back");
     }
 }

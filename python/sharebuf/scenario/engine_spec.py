@@ -93,6 +93,8 @@ def switch(sc: Scenario, base: Path) -> dict:
     if sw.int_tx_bytes != "transmitted" and _int(sc):
         # Named only when set and a flow reads INT: every other spec (and run key) is unchanged.
         out["int_tx_bytes"] = sw.int_tx_bytes
+    if sw.int_stamp != "data" and _int(sc):
+        out["int_stamp"] = sw.int_stamp
     if sw.lossless_priorities:
         # Named only with lossless priorities: a lossy scenario's spec (and run key) is unchanged.
         for p in sw.lossless_priorities:

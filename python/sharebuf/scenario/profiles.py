@@ -71,6 +71,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.power_start": "zero",     # uAggregate starts at 0; the first ACK only keeps its records
         "transport.cc_params.tau_base": "propagation", # tau = the configured 80 us base RTT (serialization term lost)
         "transport.cc_params.window_check": "segment", # SendPendingData: a segment goes only if it fits in cwnd = rate tau
+        "switch.int_stamp": "all",                   # GenQueueDisc stamps every packet with a FeedbackTag; the receiver's pure
+                                                     # ACK carries the data packet's: a sender sees its ACKs' queues too
         "switch.int_tx_bytes": "dequeued",           # GenQueueDisc::DoDequeue stamps txBytes = bytes dequeued before
                                                      # the packet (above the device FIFO), as the queue disc counts them
         # the ABM code's drain-rate estimate (for ABM with a measured µ only):

@@ -38,6 +38,11 @@ class SwitchSection(Section):
     #: the buffer counts them) that left the port's queues before it, the device FIFO's included
     #: (ns3dc's GenQueueDisc, above the device FIFO).
     int_tx_bytes: Literal["transmitted", "dequeued"] = "transmitted"
+    #: Which packets a port stamps with INT (PowerTCP, HPCC): "data" (data packets; their ACKs echo
+    #: the records), or "all" (ACKs too, after the records they echo, so a sender also sees the
+    #: queues its ACKs cross: ns3dc's GenQueueDisc stamps every packet carrying a FeedbackTag, and
+    #: the receiver's pure ACK carries the data packet's).
+    int_stamp: Literal["data", "all"] = "data"
     #: Lossless priorities protected by PFC (docs/lossless.md); empty: all lossy (default).
     lossless_priorities: Optional[List[Annotated[int, NotBool, Field(ge=0, le=7)]]] = None
     #: Headroom per lossless (ingress port, priority); default: the bound of docs/lossless.md §6
