@@ -749,11 +749,9 @@ impl Simulator {
             }
             p.size_bytes = wire_bytes;
             if p.has(flags::DATA) {
-                let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
-                stamp_int(&mut self.pool, id, qbytes, port.rate_bps, tx, now);
+                stamp_int(&mut self.pool, id, qbytes, port.rate_bps, port.int_tx_bytes(sw.int_dequeued, now), now);
             } else if sw.int_acks {
-                let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
-                stamp_int_echo(&mut self.pool, id, qbytes, port.rate_bps, tx, now);
+                stamp_int_echo(&mut self.pool, id, qbytes, port.rate_bps, port.int_tx_bytes(sw.int_dequeued, now), now);
             }
             port.deq_bytes += size;
             if credit {
@@ -1067,11 +1065,9 @@ impl Simulator {
             }
         }
         if is_data {
-            let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
-            stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, tx, now);
+            stamp_int(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, port.int_tx_bytes(sw.int_dequeued, now), now);
         } else if sw.int_acks {
-            let tx = if sw.int_dequeued { port.deq_bytes } else { port.tx_bytes_before(now) };
-            stamp_int_echo(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, tx, now);
+            stamp_int_echo(&mut self.pool, id, sw.buf.qbytes_of(qr), port.rate_bps, port.int_tx_bytes(sw.int_dequeued, now), now);
         }
         // SAFETY: as above.
         unsafe { self.ports.get_unchecked_mut(g) }.deq_bytes += acct_bytes as u64;

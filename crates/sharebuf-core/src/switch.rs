@@ -274,6 +274,13 @@ impl Port {
         self.tx_bytes - self.dev_bytes - if self.wire_start == now { self.wire_bytes as u64 } else { 0 }
     }
 
+    /// INT's txBytes for a packet this port stamps now: the bytes dequeued from its queues
+    /// before it (`int_tx_bytes = "dequeued"`) or those whose transmission started before now.
+    #[inline(always)]
+    pub fn int_tx_bytes(&self, dequeued: bool, now: Time) -> u64 {
+        if dequeued { self.deq_bytes } else { self.tx_bytes_before(now) }
+    }
+
     /// Serialization time of `bytes` on this port.
     #[inline]
     pub fn tx_time_ps(&self, bytes: u64) -> u64 {
