@@ -22,8 +22,9 @@ pub mod flags {
     pub const CBR: u8 = 128;
 }
 
-/// Maximum number of INT hop records a packet carries.
-pub const MAX_INT_HOPS: usize = 8;
+/// Maximum number of INT hop records a packet carries: a fat tree's round trip (5 switch hops
+/// for the data, 5 more for its ACK with `switch.int_stamp = "all"`), the longest sharebuf builds.
+pub const MAX_INT_HOPS: usize = 10;
 
 /// One in-band network telemetry record, stamped at dequeue by a switch port.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

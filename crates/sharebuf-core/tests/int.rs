@@ -169,3 +169,33 @@ fn int_stamp_all_appends_the_acks_hops() {
         assert_eq!(h.tx_bytes, 50, "the first ACK went before the second on every port back");
     }
 }
+
+/// The longest round trip sharebuf builds: across a k = 4 fat tree's core, 5 switch ports for
+/// the data (edge, aggregation, core, aggregation, edge) and 5 for its ACK, every record kept
+/// with `int_stamp = "all"` (5 with "data").
+#[test]
+fn int_stamp_all_keeps_a_fat_tree_round_trip() {
+    for (stamp, n) in [("data", 5u8), ("all", 10)] {
+        let v = json!({
+            "seed": 1, "max_ps": 10_000_000_000u64, "arrivals_until_ps": 10_000_000_000u64,
+            "topology": {"kind": "fat_tree", "k": 4, "hosts_per_edge": 2,
+                         "host_link_bps": 10_000_000_000u64, "edge_agg_link_bps": 40_000_000_000u64, "agg_core_link_bps": 40_000_000_000u64,
+                         "host_link_delay_ps": 1_000_000, "edge_agg_link_delay_ps": 1_000_000, "agg_core_link_delay_ps": 1_000_000},
+            "switch": {"buffer_bytes": 1_000_000, "queues_per_port": 1, "scheduler": "rr", "int_stamp": stamp, "bm": {"scheme": "cs", "params": {}}},
+            "transport": {"cc": "powertcp", "mss_bytes": 1000, "header_bytes": 50, "init_cwnd_packets": 2, "min_rto_ps": 1_000_000_000u64,
+                          "initial_rto_ps": 1_000_000_000u64, "handshake": false, "delayed_ack_packets": 1, "delayed_ack_timeout_ps": 1_000_000,
+                          "ack_priority": 0, "unscheduled_bytes": 0, "unscheduled_acks": false, "max_rto_ps": 10_000_000_000u64},
+            "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 15, "size_bytes": 2000, "start_ps": 0, "priority": 0}]}],
+            "output": {}
+        });
+        let spec: SimSpec = serde_json::from_value(v).unwrap();
+        let mut sim = Simulator::new(&spec).unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
+        let out = sim.run(&mut |_, _| true);
+        assert!(out.flow_end_ps[0] != u64::MAX, "the flow finishes");
+        let log = log.lock().unwrap();
+        assert_eq!(log.len(), 2, "one ACK per segment");
+        assert!(log.iter().all(|s| s.n == n), "int_stamp = {stamp}: {:?}", log.iter().map(|s| s.n).collect::<Vec<_>>());
+    }
+}
