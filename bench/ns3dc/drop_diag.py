@@ -34,7 +34,6 @@ sys.path.insert(0, str(HERE))
 
 import grid  # noqa: E402
 import ns3dc_ecmp  # noqa: E402
-import ns3dc_flows  # noqa: E402
 from compare import BASE_RTT_S, HOST_BPS, SHORT_MAX  # noqa: E402
 from run_sharebuf import VARIANTS, with_keys  # noqa: E402
 
@@ -49,22 +48,9 @@ def cmd_run(a):
     import sharebuf
     p = point(a.point)
     for seed in p["seeds"]:
-        flows, start = ns3dc_flows.generate(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                            qrate=p["query_rate"], nprio=p["nprio"],
-                                            per_flow_prio=p["binary"].endswith("nprio"))
-        replay = HERE / "scenarios" / "replay" / p["name"]
-        plain = ns3dc_flows.write_csvs(flows, start, seed, replay)
-        hashed = None
         for variant in a.variants.split(","):
             prof, keys = VARIANTS[variant]
-            if keys.get("topology.ecmp_hash") == "flow":
-                if hashed is None:
-                    ports = ns3dc_ecmp.flow_ports(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                                  qrate=p["query_rate"], nprio=p["nprio"])
-                    hashed = ns3dc_flows.write_csvs(flows, start, seed, replay, hashes=ns3dc_ecmp.flow_hashes(flows, ports))
-                csvs = hashed
-            else:
-                csvs = plain
+            csvs = grid.replay_csvs(p, seed, hashed=keys.get("topology.ecmp_hash") == "flow")
             sc = with_keys(grid.scenario(p, a.alg, seed, *csvs), {**keys, "output.drop_log": True})
             out = Path(a.out) / variant / f"{a.alg}-s{seed}"
             t0 = time.time()
@@ -211,8 +197,7 @@ def where_ns3dc(node, dev, leaves=LEAVES, spines=2):
 def ns3dc_drops(p, seed, prefix):
     """ns3dc's traced drops from the start time on, each mapped to sharebuf's flow id (the replay's
     order: web search, then incast) through the flow's derived 5-tuple."""
-    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
-                              nprio=p["nprio"])
+    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], **grid.generator(p))
     d = pd.read_csv(f"{prefix}-drops.txt", sep=" ").dropna()
     d = d[d.t_ns >= 10e9].astype({"flags": int, "payload": int, "node": int, "dev": int, "sport": int, "dport": int})
     d["flow_id"] = [key.get(k, -1) for k in zip(d.src, d.dst, d.sport, d.dport)]

@@ -189,6 +189,24 @@ def sb_path(variant, p, alg, seed):
     return SB_OUT / variant / p["name"] / f"{alg}-s{seed}.parquet"
 
 
+def generator(p):
+    """A point's arguments to ns3dc's flow draws (``ns3dc_flows.generate``, ``ns3dc_ecmp.connections``
+    and what builds on them), after the seed and the launch window."""
+    return dict(load=p["load"], request=p["request"], qrate=p["query_rate"], nprio=p["nprio"],
+                per_flow_prio=p["binary"].endswith("nprio"))
+
+
+def replay_csvs(p, seed, hashed=False):
+    """A point's replay files for one seed (web search, incast: ``ns3dc_flows.write_csvs``), with each
+    flow's ns3dc ECMP hashes when ``hashed`` (the variants with ``topology.ecmp_hash = "flow"``)."""
+    flows, start = ns3dc_flows.generate(seed, p["launch_s"], **generator(p))
+    replay = HERE / "scenarios" / "replay" / p["name"]
+    if not hashed:
+        return ns3dc_flows.write_csvs(flows, start, seed, replay)
+    ports = ns3dc_ecmp.flow_ports(seed, p["launch_s"], **generator(p))
+    return ns3dc_flows.write_csvs(flows, start, seed, replay, hashes=ns3dc_ecmp.flow_hashes(flows, ports))
+
+
 def cmd_sharebuf(args):
     import sharebuf
     from sharebuf.config import cc_param_owner
@@ -199,18 +217,10 @@ def cmd_sharebuf(args):
             have = [a for a in p["algs"] if fct_path(p, a, seed) is not None]
             if not have:
                 continue
-            flows, start = ns3dc_flows.generate(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                                qrate=p["query_rate"], nprio=p["nprio"],
-                                                per_flow_prio=p["binary"].endswith("nprio"))
-            replay = HERE / "scenarios" / "replay" / p["name"]
-            ws_csv, inc_csv = ns3dc_flows.write_csvs(flows, start, seed, replay)
+            ws_csv, inc_csv = replay_csvs(p, seed)
             hashed = None
             if any(VARIANTS[v][1].get("topology.ecmp_hash") == "flow" for v in args.variants.split(",")):
-                ports = ns3dc_ecmp.flow_ports(seed, p["launch_s"], load=p["load"], request=p["request"],
-                                              qrate=p["query_rate"], nprio=p["nprio"],
-                                              per_flow_prio=p["binary"].endswith("nprio"))
-                hashed = ns3dc_flows.write_csvs(flows, start, seed, replay,
-                                                hashes=ns3dc_ecmp.flow_hashes(flows, ports))
+                hashed = replay_csvs(p, seed, hashed=True)
             for alg in have:
                 for variant in args.variants.split(","):
                     prof, keys = VARIANTS[variant]

@@ -37,7 +37,6 @@ sys.path.insert(0, str(HERE))
 
 import grid  # noqa: E402
 import ns3dc_ecmp  # noqa: E402
-import ns3dc_flows  # noqa: E402
 from run_sharebuf import VARIANTS, with_keys  # noqa: E402
 
 ECE = 0x40
@@ -50,16 +49,8 @@ def point(name):
 def cmd_run(a):
     import sharebuf
     p = point(a.point)
-    flows, start = ns3dc_flows.generate(a.seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
-                                        nprio=p["nprio"], per_flow_prio=p["binary"].endswith("nprio"))
-    replay = HERE / "scenarios" / "replay" / p["name"]
     prof, keys = VARIANTS[a.variant]
-    hashes = None
-    if keys.get("topology.ecmp_hash") == "flow":
-        ports = ns3dc_ecmp.flow_ports(a.seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
-                                      nprio=p["nprio"])
-        hashes = ns3dc_ecmp.flow_hashes(flows, ports)
-    csvs = ns3dc_flows.write_csvs(flows, start, a.seed, replay, hashes=hashes)
+    csvs = grid.replay_csvs(p, a.seed, hashed=keys.get("topology.ecmp_hash") == "flow")
     sc = with_keys(grid.scenario(p, a.alg, a.seed, *csvs),
                    {**keys, "output.drop_log": True, "output.tcp_trace_min_size_bytes": a.min_size})
     out = Path(a.out) / a.variant / f"{a.alg}-s{a.seed}"
@@ -70,8 +61,7 @@ def cmd_run(a):
 
 def ns3dc_trace(p, seed, prefix):
     """ns3dc's traced flows (with sharebuf's flow id) and their events."""
-    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], load=p["load"], request=p["request"], qrate=p["query_rate"],
-                              nprio=p["nprio"])
+    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], **grid.generator(p))
     m = pd.read_csv(f"{prefix}-tcpmap.txt", sep=" ", header=None, names=["nf", "src", "dst", "sport", "dport", "size", "t_ns"])
     m["fid"] = [key.get(k, -1) for k in zip(m.src, m.dst, m.sport, m.dport)]
     ev = pd.read_csv(f"{prefix}-tcp.txt", sep=" ", header=None, names=["t_ns", "nf", "k", "a", "b", "c"], dtype={"k": str})
