@@ -209,7 +209,7 @@ def replay_csvs(p, seed, hashed=False):
 
 def cmd_sharebuf(args):
     import sharebuf
-    from sharebuf.config import cc_param_owner
+    from sharebuf.config import cc_param_applies
     for p in points():
         if args.points and p["name"] not in args.points.split(","):
             continue
@@ -225,10 +225,11 @@ def cmd_sharebuf(args):
                 for variant in args.variants.split(","):
                     prof, keys = VARIANTS[variant]
                     cc_keys = [k for k in keys if k.startswith("transport.cc_params.")]
-                    other = [k for k in cc_keys if cc_param_owner(k) not in (None, p["tcp"])]
+                    other = [k for k in cc_keys if not cc_param_applies(k, p["tcp"])]
                     if (other and len(other) == len(keys)) or \
                             (variant.startswith("profile_timely") and p["tcp"] != "timely") or \
-                            (variant.startswith("profile_ptcp") and p["tcp"] != "powertcp"):
+                            (variant.startswith("profile_ptcp") and p["tcp"] != "powertcp") or \
+                            ("_adv" in variant and p["tcp"] not in ("timely", "powertcp")):
                         continue  # only another congestion control's parameters (with_keys drops them)
                     dest = sb_path(variant, p, alg, seed)
                     if dest.exists() and not args.force:

@@ -120,6 +120,16 @@ VARIANTS = {
     "profile_timelytau": ("ns3dc", {"transport.cc_params.gradient_base": "tau"}),
     # (t_low_us repeats the profile's value: it keeps this variant to the TIMELY points)
     "profile_timelypacket": ("ns3dc", {"transport.pacing_size": "packet", "transport.cc_params.t_low_us": 200}),
+    # ns3dc's TcpAdvanced at a loss (grid.py runs the *_adv* variants at TIMELY and PowerTCP points only): the
+    # profile before its three settings (updates also an RTT after the last while the cumulative ACK stalls,
+    # ssthresh = the window, PRR's window over the algorithm's), and without each one, with ns3dc's placement
+    "profile_advbefore": ("ns3dc", {"transport.cc_params.update_trigger": "ack_or_rtt", "transport.cc_params.loss_ssthresh": "window",
+                                    "transport.rate_window_in_recovery": "prr"}),
+    "profile_ns3hash_advbefore": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.cc_params.update_trigger": "ack_or_rtt",
+                                            "transport.cc_params.loss_ssthresh": "window", "transport.rate_window_in_recovery": "prr"}),
+    "profile_ns3hash_advtrigger": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.cc_params.update_trigger": "ack_or_rtt"}),
+    "profile_ns3hash_advssthresh": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.cc_params.loss_ssthresh": "window"}),
+    "profile_ns3hash_advwindow": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.rate_window_in_recovery": "prr"}),
     # ABM's drain rate without the ABM code's empty-poll credit (1,472 B added to a queue's dequeue
     # count each time round robin finds it empty, GenQueueDisc::DoDequeue, which the profile sets);
     # acts on ABM runs only
@@ -152,12 +162,11 @@ def with_keys(data, dotted):
     (``BM_KEY_OWNER``) only where it runs that scheme."""
     import copy
 
-    from sharebuf.scenario.profiles import cc_param_owner
+    from sharebuf.scenario.profiles import cc_param_applies
 
     out = copy.deepcopy(data)
     for k, v in dotted.items():
-        owner = cc_param_owner(k)
-        if owner is not None and out.get("transport", {}).get("cc") != owner:
+        if not cc_param_applies(k, out.get("transport", {}).get("cc")):
             continue
         if k in BM_KEY_OWNER and out.get("switch", {}).get("bm", {}).get("scheme") != BM_KEY_OWNER[k]:
             continue

@@ -306,6 +306,12 @@ pub struct TransportSpec {
     /// prr_out is the larger).
     #[serde(default = "exact")]
     pub prr_arithmetic: String,
+    /// In loss recovery, which window an ACK that updated a rate-based algorithm's rate leaves
+    /// (`recovery = "prr"`): "prr" (PRR's, set after the algorithm's) or "rate" (ns3dc's
+    /// `TcpSocketBase`: `ProcessDcAck`, and with it `SetCCRate`'s window, runs after
+    /// `ProcessAck`'s PRR, so the algorithm's window stands until the next ACK).
+    #[serde(default = "prr_window")]
+    pub rate_window_in_recovery: String,
     /// An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK
     /// reaches what had been sent when it fired: "flight" (PRR in CWR counts the data
     /// outstanding as the pipe, and a window below one segment still sends one when nothing is
@@ -355,6 +361,9 @@ fn ssrb() -> String {
 
 fn exact() -> String {
     "exact".into()
+}
+fn prr_window() -> String {
+    "prr".into()
 }
 
 fn flight() -> String {

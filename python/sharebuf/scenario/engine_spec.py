@@ -211,7 +211,8 @@ def transport(sc: Scenario) -> dict:
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
     acts = {"pacing_size": _paced, "pacing_rate_change": _rate_changes, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
             "prr_reduction_bound": lambda s: s.transport.recovery == "prr",
-            "prr_arithmetic": lambda s: s.transport.recovery == "prr"}
+            "prr_arithmetic": lambda s: s.transport.recovery == "prr",
+            "rate_window_in_recovery": lambda s: s.transport.recovery == "prr" and _rate_changes(s)}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
                                                   ("pacing_rate_change", "keep"),
@@ -219,7 +220,7 @@ def transport(sc: Scenario) -> dict:
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
                                                   ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"),
                                                   ("prr_reduction_bound", "ssrb"), ("prr_arithmetic", "exact"),
-                                                  ("loss_cwr", "flight"))
+                                                  ("loss_cwr", "flight"), ("rate_window_in_recovery", "prr"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     if t.syn_ack_window_bytes != "none" and t.syn_ack_window_bytes < t.mss_bytes:
         # a first segment that never fits would never be sent, and no ACK would ever lift the limit

@@ -51,8 +51,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
         # ns-3.39 TcpDctcp (for DCTCP only):
-        "transport.cc_params.loss_ssthresh": "ns3",    # GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts too,
-                                                       # with no floor
+        "transport.cc_params.loss_ssthresh": "ns3",    # DCTCP: GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts
+                                                       # too, with no floor; TcpAdvanced: 2^32 - 1, which PRR's
+                                                       # int(ssthresh - pipe) reads as negative (nothing sent)
         # ns3dc's TcpAdvanced (TIMELY, PowerTCP, θ-PowerTCP): CC_pacingTimer waits payload / rate after each segment
         "transport.pacing_size": "payload",
         "transport.pacing_rate_change": "rescale",   # SetCCRate moves a pending CC_pacingTimer by new gap - old gap
@@ -64,6 +65,10 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.gradient_base": "propagation",  # gradient over the configured 80 us base RTT
         "transport.cc_params.rtt_diff_wraps": True,    # uint64_t lastRTTdiff: a negative difference wraps
         "transport.cc_params.keep_initial_window": True,  # cwnd = InitialCwnd from the SYN-ACK until the first SetCCRate
+        # ns3dc's TcpAdvanced (TIMELY, PowerTCP, θ-PowerTCP, HPCC) at a loss or timeout:
+        "transport.cc_params.update_trigger": "new_ack",  # ProcessDcAck: an update only for ackNum > lastUpdatedSeq (never
+                                                          # lowered), none while the cumulative ACK stalls
+        "transport.rate_window_in_recovery": "rate",  # ProcessDcAck (SetCCRate's window) runs after ProcessAck's PRR
         # ns3dc's PowerTCP (TcpAdvanced::UpdateRatePowertcp, per ACK and once per RTT; for PowerTCP only):
         "transport.cc_params.smoothing_base": "reference",  # 0.9 (R_ref/c + AI) + 0.1 R_ref: the (1 - gamma) term on
                                                             # the once-per-RTT reference rate, not the current one
@@ -90,23 +95,33 @@ BM_PARAM_APPLIES = {
 }
 
 
-#: Profile keys under this prefix are one congestion control's parameters (CC_PARAMS_OF: parameter -> the
-#: congestion control it belongs to): applied to transport.cc_params when transport.cc is that one, and to
-#: the cc_params of every workload whose own cc is.
+#: Profile keys under this prefix are congestion controls' parameters (CC_PARAMS_OF: parameter -> the
+#: congestion controls it belongs to): applied to transport.cc_params when transport.cc is one of them, and
+#: to the cc_params of every workload whose own cc is.
 CC_PARAMS_PREFIX = "transport.cc_params."
-CC_PARAMS_OF = {"cnt_clamp_segments": "cubic", "reno_friendly": "cubic", "loss_ssthresh": "dctcp",
-                **{k: "timely" for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
-                                         "rtt_diff_wraps", "keep_initial_window")},
-                **{k: "powertcp" for k in ("smoothing_base", "unsmoothed_below", "power_start", "tau_base",
-                                           "window_check")}}
+#: ns3dc's TcpAdvanced algorithms, which share its rate machinery (RATE_KEYS in cc/rate.rs)
+ADVANCED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc")
+CC_PARAMS_OF = {"cnt_clamp_segments": ("cubic",), "reno_friendly": ("cubic",),
+                "loss_ssthresh": ("dctcp", *ADVANCED_CCS), "update_trigger": ADVANCED_CCS,
+                **{k: ("timely",) for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
+                                            "rtt_diff_wraps", "keep_initial_window")},
+                **{k: ("powertcp",) for k in ("smoothing_base", "unsmoothed_below", "power_start", "tau_base",
+                                              "window_check")}}
 
 
-def cc_param_owner(dotted: str) -> Optional[str]:
-    """The congestion control a profile key ``transport.cc_params.X`` belongs to (None: not a cc
+def cc_param_owners(dotted: str) -> tuple:
+    """The congestion controls a profile key ``transport.cc_params.X`` belongs to (empty: not a cc
     parameter, or not one any profile sets)."""
     if not dotted.startswith(CC_PARAMS_PREFIX):
-        return None
-    return CC_PARAMS_OF.get(dotted[len(CC_PARAMS_PREFIX):])
+        return ()
+    return CC_PARAMS_OF.get(dotted[len(CC_PARAMS_PREFIX):], ())
+
+
+def cc_param_applies(dotted: str, cc: Optional[str]) -> bool:
+    """Whether a profile key applies to flows running congestion control ``cc``: every key that is
+    not a congestion control's parameter does; a parameter only for its own congestion controls."""
+    owners = cc_param_owners(dotted)
+    return not owners or cc in owners
 
 
 def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
@@ -130,9 +145,8 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
     bm = sw.get("bm") if isinstance(sw, dict) else None
     bm = bm if isinstance(bm, dict) else {}
     for dotted, value in PROFILES[name].items():
-        owner = cc_param_owner(dotted)
-        if owner is not None and cc != owner:
-            continue  # a congestion control's own parameters: only for that one
+        if not cc_param_applies(dotted, cc):
+            continue  # a congestion control's own parameters: only for those it belongs to
         if dotted in BM_PARAM_APPLIES and not BM_PARAM_APPLIES[dotted](bm):
             continue  # a scheme's own parameter: only where the scenario runs it (as that one)
         *path, leaf = dotted.split(".")
@@ -149,7 +163,7 @@ def apply_profile(data: dict) -> tuple[dict, Dict[str, Any]]:
     # cc_params, not transport's: the profile's parameters for that congestion control go there.
     for i, w in enumerate(out.get("workload") or []):
         wcc = w.get("cc") if isinstance(w, dict) else None
-        mine = {d: v for d, v in PROFILES[name].items() if wcc is not None and cc_param_owner(d) == wcc}
+        mine = {d: v for d, v in PROFILES[name].items() if wcc is not None and wcc in cc_param_owners(d)}
         if not mine:
             continue
         params = w.setdefault("cc_params", {})

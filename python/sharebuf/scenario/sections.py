@@ -153,6 +153,11 @@ class TransportSection(Section):
     #: with windows of hundreds of KB the proportional part sends almost nothing once a few dozen KB are
     #: delivered; and prr_delivered - prr_out wraps when prr_out is the larger).
     prr_arithmetic: Literal["exact", "ns3"] = "exact"
+    #: In loss recovery, the window an ACK leaves when a rate-based congestion control (TIMELY, PowerTCP,
+    #: theta-PowerTCP, HPCC) set its own on it (recovery = "prr"): "prr" (PRR's, computed after the
+    #: algorithm's) or "rate" (ns3dc's TcpSocketBase runs ProcessDcAck, and with it SetCCRate's window, after
+    #: ProcessAck's PRR: the algorithm's window stands until the next ACK).
+    rate_window_in_recovery: Literal["prr", "rate"] = "prr"
     #: An ECN-capable sender's window after a retransmission timeout, until the cumulative ACK reaches what
     #: had been sent when it fired: "flight" (PRR in CWR counts the data outstanding as the pipe; a window
     #: below one segment still sends one when nothing is in flight) or "ns3" (ns-3.39's SetSentListLost: the

@@ -7,7 +7,7 @@
 //! U starts at 1, as in the reference code (`hp.u = 1`, rdma-queue-pair.cc of HPCC and of the
 //! ABM authors' ns-3), not 0: a new flow does not ignore congestion for a τ.
 
-use super::rate::{max_over_hops, mbps, RateCtl};
+use super::rate::{RATE_KEYS, RateCtl, max_over_hops, mbps};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::config::Params;
 use crate::engine::Time;
@@ -26,13 +26,13 @@ pub struct Hpcc {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("hpcc", &["eta", "max_stage", "ai_mbps", "min_rate_mbps"])?;
+    p.allow_only("hpcc", &[&["eta", "max_stage", "ai_mbps", "min_rate_mbps"][..], &RATE_KEYS[..]].concat())?;
     let eta = p.f64_or("eta", 0.95)?;
     if !(0.0 < eta && eta <= 1.0) {
         return Err(format!("transport.cc_params.eta = {eta}: must lie in (0, 1]"));
     }
     let max_stage = p.f64_or("max_stage", 5.0)?.max(0.0) as u32;
-    Ok(Box::new(Hpcc { eta, max_stage, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev: None, u: 1.0, w_c: 0.0, inc_stage: 0 }))
+    Ok(Box::new(Hpcc { eta, max_stage, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true).with_opts(p)?, prev: None, u: 1.0, w_c: 0.0, inc_stage: 0 }))
 }
 
 /// Bottleneck utilization and its Δt (seconds) between two INT stacks.
@@ -89,7 +89,13 @@ impl CongestionControl for Hpcc {
         }
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
-        w.cwnd_bytes
+        self.ctl.opts.loss_ssthresh(w)
+    }
+    fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        self.ctl.opts.timeout_ssthresh(w, in_flight_bytes)
+    }
+    fn window_set(&self) -> (u64, u64) {
+        self.ctl.window_set()
     }
     fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         w.pacing_rate_bps = self.ctl.rate_bps as u64;

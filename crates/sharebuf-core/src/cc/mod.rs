@@ -116,7 +116,14 @@ pub trait CongestionControl: Send {
     /// Retransmission timeout: return the new ssthresh, from the window as it was when the
     /// timer fired. Default RFC 5681 eq. (4): max(FlightSize / 2, 2·SMSS).
     fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
-        (in_flight_bytes / 2).max(2 * w.mss_bytes)
+        rfc5681_timeout_ssthresh(w, in_flight_bytes)
+    }
+    /// How many windows the algorithm has set on its own so far (rate-based algorithms: one
+    /// per rate update; 0 for the others) and the last one. The transport compares the count
+    /// across an ACK to know whether the algorithm set the window on that ACK
+    /// (`transport.rate_window_in_recovery`).
+    fn window_set(&self) -> (u64, u64) {
+        (0, 0)
     }
     /// Retransmission timeout (the transport has already set ssthresh and cwnd = 1 MSS);
     /// `snd_max` is the highest sequence sent.
@@ -186,6 +193,9 @@ impl FlowCc {
     pub fn on_timeout(&mut self, w: &mut Window, now: Time, snd_max: u64) {
         each_cc!(self, c => c.on_timeout(w, now, snd_max))
     }
+    pub fn window_set(&self) -> (u64, u64) {
+        each_cc!(self, c => c.window_set())
+    }
     /// DCTCP's α and the end of its last ECN cut's window (`Dctcp::cwr_end`), for the TCP
     /// trace; None for other algorithms.
     pub fn dctcp_state(&self) -> Option<(f64, u64)> {
@@ -198,6 +208,11 @@ impl FlowCc {
     pub fn on_send(&mut self, w: &mut Window, now: Time) {
         each_cc!(self, c => c.on_send(w, now))
     }
+}
+
+/// RFC 5681 eq. (4), ssthresh after a retransmission timeout: max(FlightSize / 2, 2·SMSS).
+pub fn rfc5681_timeout_ssthresh(w: &Window, in_flight_bytes: u64) -> u64 {
+    (in_flight_bytes / 2).max(2 * w.mss_bytes)
 }
 
 type Builder = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;

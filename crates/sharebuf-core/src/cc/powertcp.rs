@@ -16,7 +16,7 @@
 //! `window_check = "segment"` (a segment goes only if it fits in the window, ns-3's
 //! `SendPendingData`, not while the bytes in flight are below it).
 
-use super::rate::{max_over_hops, mbps, RateCtl};
+use super::rate::{RATE_KEYS, RateCtl, max_over_hops, mbps};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::config::Params;
 use crate::engine::Time;
@@ -52,7 +52,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
 }
 
 fn new(p: &Params) -> Result<PowerTcp, String> {
-    p.allow_only("powertcp", &["eta", "gamma", "ai_mbps", "min_rate_mbps", "smoothing_base", "unsmoothed_below", "power_start", "tau_base", "window_check"])?;
+    p.allow_only("powertcp", &[&["eta", "gamma", "ai_mbps", "min_rate_mbps", "smoothing_base", "unsmoothed_below", "power_start", "tau_base", "window_check"][..], &RATE_KEYS[..]].concat())?;
     let eta = p.f64_or("eta", 0.95)?;
     let gamma = p.f64_or("gamma", 0.9)?;
     for (k, v) in [("eta", eta), ("gamma", gamma)] {
@@ -68,7 +68,7 @@ fn new(p: &Params) -> Result<PowerTcp, String> {
         eta,
         gamma,
         ai_bps: mbps(p, "ai_mbps", 100.0)?,
-        ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true),
+        ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true).with_opts(p)?,
         prev: None,
         power: 0.0,
         seeded: false,
@@ -151,7 +151,13 @@ impl CongestionControl for PowerTcp {
         }
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
-        w.cwnd_bytes
+        self.ctl.opts.loss_ssthresh(w)
+    }
+    fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        self.ctl.opts.timeout_ssthresh(w, in_flight_bytes)
+    }
+    fn window_set(&self) -> (u64, u64) {
+        self.ctl.window_set()
     }
     fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         // Resume at the current rate once the go-back-N retransmission is acknowledged.

@@ -9,7 +9,7 @@
 //! The gradient term is floored at 0.5 (as the ABM code) so one noisy sample cannot blow
 //! the window up.
 
-use super::rate::{mbps, RateCtl};
+use super::rate::{RATE_KEYS, RateCtl, mbps};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::config::Params;
 use crate::engine::{Time, PS_PER_S};
@@ -27,12 +27,12 @@ pub struct ThetaPowerTcp {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("theta_powertcp", &["gamma", "ai_mbps", "min_rate_mbps"])?;
+    p.allow_only("theta_powertcp", &[&["gamma", "ai_mbps", "min_rate_mbps"][..], &RATE_KEYS[..]].concat())?;
     let gamma = p.f64_or("gamma", 0.9)?;
     if !(0.0 < gamma && gamma <= 1.0) {
         return Err(format!("transport.cc_params.gamma = {gamma}: must lie in (0, 1]"));
     }
-    Ok(Box::new(ThetaPowerTcp { gamma, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true), prev_rtt_s: None, last_update: 0, power: 0.0, seeded: false, w: 0.0 }))
+    Ok(Box::new(ThetaPowerTcp { gamma, ai_bps: mbps(p, "ai_mbps", 100.0)?, ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, true).with_opts(p)?, prev_rtt_s: None, last_update: 0, power: 0.0, seeded: false, w: 0.0 }))
 }
 
 impl CongestionControl for ThetaPowerTcp {
@@ -80,7 +80,13 @@ impl CongestionControl for ThetaPowerTcp {
         }
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
-        w.cwnd_bytes
+        self.ctl.opts.loss_ssthresh(w)
+    }
+    fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        self.ctl.opts.timeout_ssthresh(w, in_flight_bytes)
+    }
+    fn window_set(&self) -> (u64, u64) {
+        self.ctl.window_set()
     }
     fn on_timeout(&mut self, w: &mut Window, _now: Time, _snd_max: u64) {
         w.pacing_rate_bps = self.ctl.rate_bps as u64;

@@ -23,7 +23,7 @@
 //!   that RTT lies between T_low and T_high, the rate drops to its floor; the stored value
 //!   decays by 1 − α per update (16 updates back below 100 µs).
 
-use super::rate::{mbps, RateCtl};
+use super::rate::{RATE_KEYS, RateCtl, mbps};
 use super::{AckInfo, CongestionControl, PathInfo, Window};
 use crate::config::Params;
 use crate::engine::{Time, PS_PER_NS, PS_PER_US};
@@ -67,7 +67,7 @@ pub fn ns3dc_stored_rtt_diff_ps(d_ps: f64) -> f64 {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("timely", &["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "hai_mbps", "min_rate_mbps", "segment_bytes", "gradient_base", "rtt_diff_wraps", "keep_initial_window"])?;
+    p.allow_only("timely", &[&["t_low_us", "t_high_us", "alpha", "beta", "ai_mbps", "hai_after", "hai_mbps", "min_rate_mbps", "segment_bytes", "gradient_base", "rtt_diff_wraps", "keep_initial_window"][..], &RATE_KEYS[..]].concat())?;
     let t_low = p.f64_or("t_low_us", 50.0)?;
     let t_high = p.f64_or("t_high_us", 500.0)?;
     if !(0.0 <= t_low && t_low < t_high) {
@@ -90,7 +90,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         hai_n: hai.max(1.0) as u32,
         hai_step_bps: if p.raw("hai_mbps").is_some() { Some(mbps(p, "hai_mbps", 0.0)?) } else { None },
         inc_count: 0,
-        ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, false),
+        ctl: RateCtl::new(mbps(p, "min_rate_mbps", 100.0)?, false).with_opts(p)?,
         prev_rtt_ps: None,
         rtt_diff_ps: 0.0,
         neg_count: 0,
@@ -166,7 +166,13 @@ impl CongestionControl for Timely {
         self.ctl.set(w, new);
     }
     fn ssthresh_after_loss(&mut self, w: &Window, _in_flight: u64) -> u64 {
-        w.cwnd_bytes // rate-based: loss does not cut the rate (as the ABM code)
+        self.ctl.opts.loss_ssthresh(w)
+    }
+    fn ssthresh_after_timeout(&mut self, w: &Window, in_flight_bytes: u64) -> u64 {
+        self.ctl.opts.timeout_ssthresh(w, in_flight_bytes)
+    }
+    fn window_set(&self) -> (u64, u64) {
+        self.ctl.window_set()
     }
 }
 

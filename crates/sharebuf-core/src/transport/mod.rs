@@ -80,6 +80,10 @@ pub struct TransportCfg {
     /// PRR in ns-3.39's 32-bit unsigned arithmetic (`prr_arithmetic = "ns3"`):
     /// prr_delivered · ssthresh modulo 2^32, and prr_delivered − prr_out modulo 2^32.
     pub prr_wrap32: bool,
+    /// In loss recovery, an ACK on which a rate-based algorithm set its window leaves that
+    /// window, not PRR's (`rate_window_in_recovery = "rate"`: ns3dc runs `ProcessDcAck`
+    /// after `ProcessAck`).
+    pub rate_window_after_prr: bool,
     /// ECN-capable flows, after a timeout until the cumulative ACK reaches what had been sent
     /// when it fired: only the data resent since counts in PRR's pipe (ns-3.39's
     /// `SetSentListLost`), so an ECN-Echo meanwhile (`EnterCwr` from `CA_LOSS`) runs PRR over
@@ -140,6 +144,7 @@ impl TransportCfg {
         let recovery_timer_ns3 = two_way("recovery_timer", &t.recovery_timer, "restart", "ns3")?;
         let prr_ssrb_rtx_acked = two_way("prr_reduction_bound", &t.prr_reduction_bound, "ssrb", "ns3")?;
         let prr_wrap32 = two_way("prr_arithmetic", &t.prr_arithmetic, "exact", "ns3")?;
+        let rate_window_after_prr = two_way("rate_window_in_recovery", &t.rate_window_in_recovery, "prr", "rate")?;
         let loss_cwr_ns3 = two_way("loss_cwr", &t.loss_cwr, "flight", "ns3")?;
         if partial_ack_rtx && !t.sack {
             return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
@@ -194,6 +199,7 @@ impl TransportCfg {
             recovery_timer_ns3,
             prr_ssrb_rtx_acked,
             prr_wrap32,
+            rate_window_after_prr,
             loss_cwr_ns3,
             pace_payload_only,
             pace_rescale,

@@ -590,7 +590,14 @@ impl TcpFlow {
             } else {
                 (self.prr_delivered.saturating_sub(self.prr_out)).max(delivered) + cfg.mss_bytes
             };
-            (ssthresh - pipe).min(limit)
+            if cfg.prr_wrap32 && ns3_headroom(ssthresh, pipe) < 0 {
+                // ns-3.39: static_cast<int>(m_ssThresh − m_bytesInFlight) of two uint32_t is
+                // negative once the difference passes 2^31 (a TcpAdvanced sender's ssthresh is
+                // 2^32 − 1): it wins the min, and only the fast retransmit goes
+                0
+            } else {
+                (ssthresh - pipe).min(limit)
+            }
         };
         let sndcnt = if self.prr_out == 0 { sndcnt.max(cfg.mss_bytes) } else { sndcnt };
         self.win.cwnd_bytes = pipe + sndcnt;
@@ -719,6 +726,7 @@ impl TcpFlow {
         }
         let mut cc = self.cc.take().expect("established flow has a congestion controller");
         let rate0 = self.win.pacing_rate_bps;
+        let windows0 = if cfg.rate_window_after_prr { cc.window_set().0 } else { 0 };
         let mut partial_rtx = false;
         // This ACK of new data is a partial ACK in recovery.
         let mut partial = false;
@@ -899,6 +907,15 @@ impl TcpFlow {
         if cfg.prr && self.in_recovery || cwr_prr_now {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, rtx_acked && !cwr_prr_now, cfg);
+        }
+        if cfg.rate_window_after_prr {
+            // ns3dc: ProcessDcAck (the rate update and SetCCRate's window) runs after
+            // ProcessAck (recovery, PRR); the algorithm's window stands until the next ACK.
+            if let Some((n, w)) = self.cc.as_ref().map(|c| c.window_set()) {
+                if n != windows0 {
+                    self.win.cwnd_bytes = w;
+                }
+            }
         }
         if self.trace.is_some() {
             self.trace_row_at(Some(mark), metrics::TRACE_ACK, now, ack, false, ece, cfg);
@@ -1167,6 +1184,13 @@ pub fn measured_rtt(echo_ps: Time, now: Time, cfg: &TransportCfg) -> Option<Time
 /// saturates at 2^63 − 1 instead of 2^64 − 1.
 #[inline(always)]
 /// PRR's proportional send count (RFC 6937 §3, while the pipe exceeds ssthresh):
+/// ns-3.39's `static_cast<int>(tcb->m_ssThresh - tcb->m_bytesInFlight)` in PRR's slow-start
+/// bound: both `uint32_t` (a larger ssthresh is held as 2^32 − 1), the difference modulo 2^32
+/// read as a signed 32-bit integer.
+fn ns3_headroom(ssthresh: u64, pipe: u64) -> i32 {
+    (ssthresh.min(u32::MAX as u64) as u32).wrapping_sub(pipe as u32) as i32
+}
+
 /// ceil(prr_delivered · ssthresh / RecoverFS) − prr_out, at least 0. With `wrap32` the product is
 /// ns-3.39's `m_prrDelivered * tcb->m_ssThresh` of two `uint32_t`, taken modulo 2^32 before the
 /// division (`TcpPrrRecovery::DoRecovery`): once it passes 2^32 (a 100 KB ssthresh after 43 KB
@@ -1210,7 +1234,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, loss_cwr_ns3: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1830,6 +1854,93 @@ pub(crate) mod tests {
             by_ack.push((sent_after(41), sent_after(120)));
         }
         assert_eq!(by_ack, vec![(21, 60), (21, 21)]);
+    }
+
+    /// ns-3.39's `static_cast<int>(m_ssThresh - m_bytesInFlight)`: a `TcpAdvanced` sender's
+    /// ssthresh 2^32 − 1 (or sharebuf's unlimited window, held by ns-3 as 2^32 − 1) less a pipe
+    /// of 100,000 B is −100,001; an ordinary ssthresh leaves the plain difference.
+    #[test]
+    fn ns3_headroom_is_the_uint32_difference_read_as_int() {
+        assert_eq!(ns3_headroom(u32::MAX as u64, 100_000), -100_001);
+        assert_eq!(ns3_headroom(u64::MAX / 4, 100_000), -100_001);
+        assert_eq!(ns3_headroom(200_000, 100_000), 100_000);
+        assert_eq!(ns3_headroom((1 << 31) + 99_999, 100_000), i32::MAX);
+    }
+
+    /// TIMELY with ns3dc's loss response (`loss_ssthresh = "ns3"`: ssthresh = 2^32 − 1) in SACK
+    /// recovery with PRR: 100 segments of 1000 B paced at 10 Gbps, 0.8 µs apart through a
+    /// bottleneck of the same rate, 10 µs each way: segment k's ACK comes back at 20.8 + 0.8·k/1000
+    /// µs. The first transmissions of 10,000 and 15,000 are lost. The third duplicate ACK (of
+    /// 13,000, at 31.2 µs) starts recovery with the fast retransmit of 10,000, whose ACK, the
+    /// partial ACK, comes at 52.0 µs. In between, duplicate ACKs arrive every 0.8 µs (but at
+    /// 32.8 µs, where 15,000's would be), each delivering one SACKed segment, the pipe well below
+    /// ssthresh:
+    /// * `prr_arithmetic = "ns3"`: the slow-start bound's headroom int(2^32 − 1 − pipe) is
+    ///   negative and wins the min: cwnd = pipe, nothing but the fast retransmit goes (1 segment);
+    /// * "exact": min(2^32 − 1 − pipe, limit) = limit = DeliveredData (`prr_reduction_bound =
+    ///   "ns3"`: no retransmission acknowledged yet), one segment per duplicate ACK: the fast
+    ///   retransmit and one new segment on each of the 25 duplicate ACKs from 31.2 to 51.2 µs.
+    #[test]
+    fn prr_arithmetic_ns3_stalls_a_rate_sender_whose_ssthresh_is_uint32_max() {
+        let mut sent_in_recovery = Vec::new();
+        for wrap in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 100;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.partial_ack_rtx = true;
+            c.recovery_timer_ns3 = true;
+            c.prr_ssrb_rtx_acked = true;
+            c.prr_wrap32 = wrap;
+            let mut params = serde_json::Map::new();
+            params.insert("loss_ssthresh".into(), "ns3".into());
+            params.insert("update_trigger".into(), "new_ack".into());
+            let cc = crate::cc::build("timely", &params).unwrap();
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 10_000 || p.seq == 15_000) && first.insert(p.seq);
+            let mut h = Harness::with_line_rate(100_000, c, cc, 10 * PS_PER_US, 800_000, 0, Box::new(drop), 10_000_000_000);
+            h.run_until(60 * PS_PER_US);
+            let start = h.ack_log.iter().position(|a| a.2).expect("recovery begins");
+            let before = h.ack_log[start - 1].1;
+            // the ACK of the fast retransmit: the first ACK in recovery that moved snd_una
+            let partial = h.ack_log.iter().skip(start + 1).position(|a| a.0 >= 52 * PS_PER_US).map(|k| k + start + 1).expect("partial ACK");
+            sent_in_recovery.push(h.ack_log[partial - 1].1 - before);
+            assert_eq!(h.trace.iter().map(|t| t.2).filter(|&x| x < u64::MAX / 8).min(), Some(u32::MAX as u64), "ssthresh at the loss");
+        }
+        assert_eq!(sent_in_recovery, vec![26, 1]);
+    }
+
+    /// `rate_window_in_recovery`: TIMELY (updates once per RTT or an RTT after the last, the
+    /// default trigger) in the recovery above, with ns-3's PRR arithmetic. "prr": PRR sets the
+    /// window after the algorithm on every ACK, so cwnd stays the pipe throughout the recovery.
+    /// "rate" (ns3dc's `ProcessDcAck` after `ProcessAck`): an ACK on which TIMELY updated leaves
+    /// its unlimited window, and the pacer sends on it.
+    #[test]
+    fn rate_window_in_recovery_leaves_the_algorithms_window_on_an_update() {
+        let mut unlimited_in_recovery = Vec::new();
+        for rate_first in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 100;
+            c.prr = true;
+            c.partial_ack_rtx = true;
+            c.prr_ssrb_rtx_acked = true;
+            c.prr_wrap32 = true;
+            c.rate_window_after_prr = rate_first;
+            let mut params = serde_json::Map::new();
+            params.insert("loss_ssthresh".into(), "ns3".into());
+            let cc = crate::cc::build("timely", &params).unwrap();
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 10_000 || p.seq == 15_000) && first.insert(p.seq);
+            let mut h = Harness::with_line_rate(100_000, c, cc, 10 * PS_PER_US, 800_000, 0, Box::new(drop), 10_000_000_000);
+            h.run_until(60 * PS_PER_US);
+            let n = h.ack_log.iter().zip(h.trace.iter()).filter(|(a, _)| a.2).count();
+            let unlimited = h.ack_log.iter().filter(|a| a.2).filter_map(|a| h.trace.iter().find(|t| t.0 == a.0)).filter(|t| t.1 == u64::MAX / 4).count();
+            assert!(n > 0);
+            unlimited_in_recovery.push(unlimited);
+        }
+        assert_eq!(unlimited_in_recovery[0], 0, "PRR's window on every ACK in recovery");
+        assert!(unlimited_in_recovery[1] >= 1, "TIMELY's window left on its update: {unlimited_in_recovery:?}");
     }
 
     /// An ECN-Echo after a timeout (`loss_cwr`), DCTCP with ns-3's loss rule (`loss_ssthresh =
