@@ -534,12 +534,17 @@ def test_profile_sets_ns3dc_timely():
     sc["transport"] = {"cc": "timely"}
     t = parse_scenario(sc).transport
     assert t.cc_params == {"t_low_us": 200, "ai_mbps": 100, "hai_mbps": 150, "segment_bytes": 0,
-                           "gradient_base": "propagation", "rtt_diff_wraps": True, "keep_initial_window": True}
+                           "gradient_base": "propagation", "rtt_diff_wraps": True, "keep_initial_window": True,
+                           "update_trigger": "new_ack", "loss_ssthresh": "ns3"}
     assert t.pacing_size == "payload"
+    # TcpAdvanced's loss response: named in the engine spec (it uses PRR, and TIMELY's rate changes)
+    from sharebuf.scenario.engine_spec import transport
+    assert t.rate_window_in_recovery == "rate" and transport(parse_scenario(sc))["rate_window_in_recovery"] == "rate"
     sc["transport"] = {"cc": "timely", "cc_params": {"t_low_us": 50}}
     assert parse_scenario(sc).transport.cc_params["t_low_us"] == 50
     sc["transport"] = {"cc": "dctcp"}
     assert "t_low_us" not in parse_scenario(sc).transport.cc_params
+    assert "update_trigger" not in parse_scenario(sc).transport.cc_params
     sc.pop("profile")
     sc["transport"] = {"cc": "timely"}
     t = parse_scenario(sc).transport
@@ -559,7 +564,8 @@ def test_profile_sets_ns3dc_powertcp():
     sc["transport"] = {"cc": "powertcp"}
     s = parse_scenario(sc)
     assert s.transport.cc_params == {"smoothing_base": "reference", "unsmoothed_below": 0.5, "power_start": "zero",
-                                     "tau_base": "propagation", "window_check": "segment"}
+                                     "tau_base": "propagation", "window_check": "segment",
+                                     "update_trigger": "new_ack", "loss_ssthresh": "ns3"}
     assert switch(s, None)["int_tx_bytes"] == "dequeued" and switch(s, None)["int_stamp"] == "all"
     assert transport(s)["pacing_rate_change"] == "rescale"
     sc["transport"] = {"cc": "powertcp", "cc_params": {"power_start": "first"}}
