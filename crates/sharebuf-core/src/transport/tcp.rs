@@ -1867,6 +1867,24 @@ pub(crate) mod tests {
         assert_eq!(ns3_headroom((1 << 31) + 99_999, 100_000), i32::MAX);
     }
 
+    /// TIMELY (`params`) in SACK recovery with PRR (ns-3's reduction bound and partial-ACK
+    /// retransmission on top of `c`): 100 segments of 1000 B paced at 10 Gbps through a
+    /// bottleneck of the same rate, 10 µs each way, the first transmissions of 10,000 and 15,000
+    /// lost; run for 60 µs.
+    fn timely_two_losses(mut c: TransportCfg, params: &[(&str, &str)]) -> Harness<'static> {
+        c.init_cwnd_packets = 100;
+        c.prr = true;
+        c.partial_ack_rtx = true;
+        c.prr_ssrb_rtx_acked = true;
+        let params: serde_json::Map<String, serde_json::Value> = params.iter().map(|&(k, v)| (k.to_string(), v.into())).collect();
+        let cc = crate::cc::build("timely", &params).unwrap();
+        let mut first = std::collections::HashSet::new();
+        let drop = move |p: &Packet, _t: Time| (p.seq == 10_000 || p.seq == 15_000) && first.insert(p.seq);
+        let mut h = Harness::with_line_rate(100_000, c, cc, 10 * PS_PER_US, 800_000, 0, Box::new(drop), 10_000_000_000);
+        h.run_until(60 * PS_PER_US);
+        h
+    }
+
     /// TIMELY with ns3dc's loss response (`loss_ssthresh = "ns3"`: ssthresh = 2^32 − 1) in SACK
     /// recovery with PRR: 100 segments of 1000 B paced at 10 Gbps, 0.8 µs apart through a
     /// bottleneck of the same rate, 10 µs each way: segment k's ACK comes back at 20.8 + 0.8·k/1000
@@ -1885,22 +1903,11 @@ pub(crate) mod tests {
         let mut sent_in_recovery = Vec::new();
         for wrap in [false, true] {
             let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 100;
-            c.prr = true;
             c.lost_rtx_rto_only = true;
             c.recovery_tail_resend = true;
-            c.partial_ack_rtx = true;
             c.recovery_timer_ns3 = true;
-            c.prr_ssrb_rtx_acked = true;
             c.prr_wrap32 = wrap;
-            let mut params = serde_json::Map::new();
-            params.insert("loss_ssthresh".into(), "ns3".into());
-            params.insert("update_trigger".into(), "new_ack".into());
-            let cc = crate::cc::build("timely", &params).unwrap();
-            let mut first = std::collections::HashSet::new();
-            let drop = move |p: &Packet, _t: Time| (p.seq == 10_000 || p.seq == 15_000) && first.insert(p.seq);
-            let mut h = Harness::with_line_rate(100_000, c, cc, 10 * PS_PER_US, 800_000, 0, Box::new(drop), 10_000_000_000);
-            h.run_until(60 * PS_PER_US);
+            let h = timely_two_losses(c, &[("loss_ssthresh", "ns3"), ("update_trigger", "new_ack")]);
             let start = h.ack_log.iter().position(|a| a.2).expect("recovery begins");
             let before = h.ack_log[start - 1].1;
             // the ACK of the fast retransmit: the first ACK in recovery that moved snd_una
@@ -1921,19 +1928,9 @@ pub(crate) mod tests {
         let mut unlimited_in_recovery = Vec::new();
         for rate_first in [false, true] {
             let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 100;
-            c.prr = true;
-            c.partial_ack_rtx = true;
-            c.prr_ssrb_rtx_acked = true;
             c.prr_wrap32 = true;
             c.rate_window_after_prr = rate_first;
-            let mut params = serde_json::Map::new();
-            params.insert("loss_ssthresh".into(), "ns3".into());
-            let cc = crate::cc::build("timely", &params).unwrap();
-            let mut first = std::collections::HashSet::new();
-            let drop = move |p: &Packet, _t: Time| (p.seq == 10_000 || p.seq == 15_000) && first.insert(p.seq);
-            let mut h = Harness::with_line_rate(100_000, c, cc, 10 * PS_PER_US, 800_000, 0, Box::new(drop), 10_000_000_000);
-            h.run_until(60 * PS_PER_US);
+            let h = timely_two_losses(c, &[("loss_ssthresh", "ns3")]);
             let n = h.ack_log.iter().zip(h.trace.iter()).filter(|(a, _)| a.2).count();
             let unlimited = h.ack_log.iter().filter(|a| a.2).filter_map(|a| h.trace.iter().find(|t| t.0 == a.0)).filter(|t| t.1 == u64::MAX / 4).count();
             assert!(n > 0);
