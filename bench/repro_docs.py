@@ -5,6 +5,9 @@ table (measured value, 95% interval, verdict, what it rests on, the authors' sim
     python bench/repro_docs.py --scale full  [--out DIR] [--jobs N] [--seeds 1,2,3] [--papers ABM,FB]
     python bench/repro_docs.py --scale quick [--out DIR] [--jobs N] [--seeds 6,7,8,9,10]
     python bench/repro_docs.py --render-only DIR --scale quick     # re-render from DIR's runs
+    python bench/repro_docs.py --render-only DIR --scale full --keep-other-papers
+                                     # DIR holds some papers' runs (--papers ABM): their sections
+                                     # replace those on the committed page, the rest are kept
 
 Each paper's figures run as one ``sharebuf repro`` command, papers in order, so the wall time of
 each paper on this machine is measured (a run two papers share is counted with the first). DIR
@@ -60,6 +63,9 @@ def main() -> int:
     ap.add_argument("--seeds", default=None, help="comma list (default: each scale's seeds in the specs)")
     ap.add_argument("--papers", default=",".join(PAPERS), help="comma list of papers to run (default all five)")
     ap.add_argument("--render-only", metavar="DIR", default=None, help="re-render the docs from DIR without running")
+    ap.add_argument("--keep-other-papers", action="store_true",
+                    help="write only the papers DIR has runs of; every other paper's sections, table row and seeds are "
+                         "kept from the page as it is (each row says which render it comes from)")
     ap.add_argument("--doc", default=None, help="the page to write (its images go to the folder of its name); "
                     "default docs/reproduction.md for --scale full, docs/reproduction-quick.md for quick")
     a = ap.parse_args()
@@ -68,7 +74,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     a.doc = a.doc or PAGES[a.scale]
     if a.render_only:
-        write_docs(Path(a.render_only), a.scale, ROOT / a.doc)
+        write_docs(Path(a.render_only), a.scale, ROOT / a.doc, keep=a.keep_other_papers)
         return 0
     out = Path(a.out or f"sharebuf-out/repro-{a.scale}")
     out.mkdir(parents=True, exist_ok=True)
@@ -109,7 +115,7 @@ def main() -> int:
             raise
         calls.append(dict(wall_s=time.perf_counter() - t0, jobs=a.jobs or os.cpu_count(), **machine()))
         rec_file.write_text(json.dumps(rec, indent=2) + "\n")
-    write_docs(out, a.scale, ROOT / a.doc)
+    write_docs(out, a.scale, ROOT / a.doc, keep=a.keep_other_papers)
     return 0
 
 
@@ -141,13 +147,6 @@ def _papers(rec: dict) -> dict:
     return {p: dict(seeds=seeds, calls=[dict(wall_s=w, **rec.get("machine", {}))]) for p, w in old.items()}
 
 
-def seeds_md(papers: dict, scale: str) -> str:
-    given = {p: v["seeds"] for p, v in papers.items() if v.get("seeds")}
-    if not given:
-        return f"each figure’s {scale}-scale seeds (below)"
-    return "; ".join(f"{p} {s}" for p, s in given.items()) + f"; otherwise each figure’s {scale}-scale seeds"
-
-
 def seed_reductions(specs: dict, shown: dict, papers: dict, scale: str) -> list:
     """The figures run with fewer seeds than their spec's scale asks (a --seeds given to their
     paper's call), as '<figure>: N of M seeds'."""
@@ -163,7 +162,52 @@ def seed_reductions(specs: dict, shown: dict, papers: dict, scale: str) -> list:
     return out
 
 
-def write_docs(out: Path, scale: str, doc: Path) -> None:
+def kept_page(doc: Path, keep_papers: list, specs: dict) -> dict:
+    """The parts of the page as it is that belong to ``keep_papers`` (a partial re-render keeps
+    them): each figure's section verbatim, each paper's row of the paper table (its cells), the
+    seeds the header gives for it, its seed reductions, and the render (date, commit) of the page
+    or, per row, of its *rendered* column."""
+    import re
+
+    text = doc.read_text() if doc.is_file() else ""
+    m = re.search(r"Rendered on (\S+) at commit (\w+)", text)
+    page_render = f"{m.group(1)} {m.group(2)}" if m else "?"
+    sections, cur = {}, None
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            fid = line[3:].split(" — ", 1)[0].strip()
+            cur = fid if fid in specs and specs[fid].paper in keep_papers else None
+            if cur:
+                sections[cur] = []
+        if cur:
+            sections[cur].append(line)
+    rows = {}
+    for line in text.split("\n"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0] in keep_papers and len(cells) >= 7 and cells[1].isdigit():
+            rows[cells[0]] = dict(claims=int(cells[1]), holds=int(cells[2]), fails=int(cells[3]),
+                                  inconclusive=int(cells[4]), wall=cells[5], cpu=cells[6],
+                                  rendered=cells[7] if len(cells) > 7 else page_render)
+    m = re.search(r"; seeds: (.*?)(?:; otherwise|; wall time)", text)
+    seeds = {}
+    for part in (m.group(1).split("; ") if m else []):
+        name, _, val = part.partition(" ")
+        if name in keep_papers and val:
+            seeds[name] = val
+    m = re.search(r"\*\*Reduced from the papers’ seed counts:\*\* (.*?)\. Everything else", text)
+    reduced = [r for r in (m.group(1).split("; ") if m else []) if r.split(" ")[0] in specs
+               and specs[r.split(" ")[0]].paper in keep_papers]
+    return dict(sections={k: "\n".join(v).rstrip("\n") for k, v in sections.items()}, rows=rows, seeds=seeds,
+                reduced=reduced, render=page_render)
+
+
+def _seconds(duration: str) -> float:
+    """A wall-time cell of the paper table ("109.5 min *est.*", "10 s") in seconds."""
+    v, unit = duration.replace("*est.*", "").split()[:2]
+    return float(v) * (60 if unit == "min" else 1)
+
+
+def write_docs(out: Path, scale: str, doc: Path, keep: bool = False) -> None:
     sys.path.insert(0, str(ROOT / "python"))
     from sharebuf.repro import list_figures, report
 
@@ -184,7 +228,21 @@ def write_docs(out: Path, scale: str, doc: Path) -> None:
 
     cpu = report.cpu_by_paper(pd.read_parquet(out / "points.parquet"), {f: specs[f] for f in allc})
     walls, estimated = paper_walls(papers, cpu, m.get("cores") or os.cpu_count() or 1)
+    here = f"{m.get('date', '?')} {m.get('commit', '?')}"
+    run_papers = {specs[f].paper for f in allc}
+    kp = kept_page(doc, [p for p in PAPERS if p not in run_papers], specs) if keep else dict(
+        sections={}, rows={}, seeds={}, reduced=[], render=here)
     k = report._count(allc)
+    for r in kp["rows"].values():
+        for c in ("holds", "fails", "inconclusive"):
+            k[c] += r[c]
+    est_all = set(estimated) | {p for p, r in kp["rows"].items() if "*est.*" in r["wall"]}
+    wall_s = sum(walls.values()) + sum(_seconds(r["wall"]) for r in kp["rows"].values())
+    given = {**kp["seeds"], **{p: v["seeds"] for p, v in papers.items() if v.get("seeds")}}
+    seeds = ("; ".join(f"{p} {given[p]}" for p in PAPERS if p in given) + f"; otherwise each figure’s {scale}-scale seeds"
+             if given else f"each figure’s {scale}-scale seeds (below)")
+    kept_note = (f"; {', '.join(p for p in PAPERS if p in kp['rows'])} kept from earlier renders (the table's *rendered* "
+                 "column)" if kp["rows"] else "")
     lines = [f"<!-- generated by `python bench/repro_docs.py --scale {scale}`; do not edit -->",
              f"# sharebuf reproductions — {scale} scale", "",
              f"Every evaluation figure of the five papers, run by `sharebuf repro all --scale {scale}` "
@@ -203,19 +261,33 @@ def write_docs(out: Path, scale: str, doc: Path) -> None:
              "In the figures, lines are the pooled values, bands the spread of the seeds, and × marks a tail that "
              "timeouts set.", "",
              f"Claims: **{report._counts_md(k)}** of {sum(k.values())}. Rendered on {m.get('date', '?')} at commit "
-             f"{m.get('commit', '?')} on {m.get('cores', '?')} cores ({m.get('cpu', '?')}); seeds: "
-             f"{seeds_md(papers, scale)}"
-             + f"; wall time {'≈ ' if estimated else ''}{sum(walls.values()) / 60:.1f} min.", ""]
+             f"{m.get('commit', '?')} on {m.get('cores', '?')} cores ({m.get('cpu', '?')}){kept_note}; seeds: {seeds}"
+             + f"; wall time {'≈ ' if est_all else ''}{wall_s / 60:.1f} min.", ""]
+    reduced = reduced + kp["reduced"]
     if reduced:
         lines += ["**Reduced from the papers’ seed counts:** " + "; ".join(reduced) + ". Everything else "
                   "runs as its spec asks.", ""]
-    lines += report.paper_table(allc, specs, walls, cpu, estimated) + [""]
-    if estimated:
-        lines += [f"*est.*: some runs of {', '.join(sorted(estimated))} were made by calls that recorded no wall time "
+    table = report.paper_table(allc, specs, walls, cpu, estimated)
+    new_rows = {line.split("|")[1].strip(): line for line in table[2:]}
+    lines += [table[0] + " rendered |", table[1] + "---|"]
+    for paper in PAPERS:
+        if paper in new_rows:
+            lines.append(new_rows[paper] + f" {here} |")
+        elif paper in kp["rows"]:
+            r = kp["rows"][paper]
+            lines.append(f"| {paper} | {r['claims']} | {r['holds']} | {r['fails']} | {r['inconclusive']} | {r['wall']} | "
+                         f"{r['cpu']} | {r['rendered']} |")
+    lines.append("")
+    if est_all:
+        lines += [f"*est.*: some runs of {', '.join(sorted(est_all))} were made by calls that recorded no wall time "
                   "(`sharebuf repro` run directly, or a call killed before this record existed); the wall time shown is "
                   f"the CPU time of its runs over the machine's {m.get('cores') or os.cpu_count()} cores.", ""]
-    for fid, f in allc.items():
-        lines += [x.replace(f"]({fid}.png)", f"]({imgdir}/{fid}.png)") for x in report._figure_md(fid, f, specs.get(fid), image=True)]
+    for fid in specs:
+        if fid in allc:
+            lines += [x.replace(f"]({fid}.png)", f"]({imgdir}/{fid}.png)")
+                      for x in report._figure_md(fid, allc[fid], specs.get(fid), image=True)]
+        elif fid in kp["sections"]:
+            lines += [kp["sections"][fid], ""]
     doc.write_text("\n".join(lines) + "\n")
     print(f"wrote {doc}")
 

@@ -31,3 +31,42 @@ def test_the_table_marks_an_estimated_wall():
     lines = report.paper_table(allc, specs, {"ABM": 900.0, "FAB": 5.0}, {"ABM": 1700.0, "FAB": 9.0}, {"ABM"})
     assert any(line.startswith("| ABM |") and "15.0 min *est.*" in line for line in lines)
     assert any(line.startswith("| FAB |") and "| 5 s |" in line and "est." not in line for line in lines)
+
+
+PAGE = """<!-- generated -->
+# sharebuf reproductions — full scale
+
+Claims: **3 hold, 1 fail, 1 inconclusive** of 5. Rendered on 2026-11-20 at commit abc1234 on 2 cores (x); seeds: FAB 1,2,3; FB 1,2,3; otherwise each figure’s full-scale seeds; wall time ≈ 12.0 min.
+
+**Reduced from the papers’ seed counts:** fb-fig7 3 of 10 seeds; fb-fig8 3 of 10 seeds. Everything else runs as its spec asks.
+
+| paper | claims | hold | fail | inconclusive | wall time | CPU time of its runs |
+|---|---|---|---|---|---|---|
+| FB | 3 | 2 | 1 | 0 | 10.0 min *est.* | 20.0 min |
+| ABM | 2 | 1 | 0 | 1 | 2.0 min | 3.5 min |
+
+## fb-fig7 — FB Fig. 7: kept
+
+FB's text
+| claim | x |
+
+## abm-fig6 — ABM Fig. 6: replaced
+
+ABM's old text
+"""
+
+
+def test_a_partial_render_keeps_the_other_papers_parts_of_the_page(tmp_path):
+    from sharebuf.repro import list_figures
+
+    specs = list_figures()
+    doc = tmp_path / "page.md"
+    doc.write_text(PAGE)
+    kp = repro_docs.kept_page(doc, ["FB", "FAB", "CBM", "BSHARE"], specs)
+    assert kp["render"] == "2026-11-20 abc1234"
+    assert kp["rows"] == {"FB": dict(claims=3, holds=2, fails=1, inconclusive=0, wall="10.0 min *est.*", cpu="20.0 min",
+                                     rendered="2026-11-20 abc1234")}
+    assert kp["seeds"] == {"FAB": "1,2,3", "FB": "1,2,3"}
+    assert kp["reduced"] == ["fb-fig7 3 of 10 seeds", "fb-fig8 3 of 10 seeds"]
+    assert list(kp["sections"]) == ["fb-fig7"] and kp["sections"]["fb-fig7"].endswith("| claim | x |")
+    assert repro_docs._seconds("10.0 min *est.*") == 600 and repro_docs._seconds("10 s") == 10
