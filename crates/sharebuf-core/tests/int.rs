@@ -47,6 +47,12 @@ fn int_log_stamping(host_bps: u64, fabric_bps: u64, init_cwnd: u32, delayed_ack:
         "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 2, "size_bytes": size_bytes, "start_ps": 0, "priority": 0}]}],
         "output": {}
     });
+    run_recording(v)
+}
+
+/// Run the engine spec `v` with the INT recorder as flow 0's congestion control; the flow must
+/// finish. Returns the INT stack every ACK echoed.
+fn run_recording(v: serde_json::Value) -> Vec<IntStack> {
     let spec: SimSpec = serde_json::from_value(v).unwrap();
     let mut sim = Simulator::new(&spec).unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -188,13 +194,7 @@ fn int_stamp_all_keeps_a_fat_tree_round_trip() {
             "workloads": [{"kind": "flows", "name": "one", "flows": [{"src": 0, "dst": 15, "size_bytes": 2000, "start_ps": 0, "priority": 0}]}],
             "output": {}
         });
-        let spec: SimSpec = serde_json::from_value(v).unwrap();
-        let mut sim = Simulator::new(&spec).unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        sim.set_cc_prototype(0, Box::new(Recorder(log.clone())));
-        let out = sim.run(&mut |_, _| true);
-        assert!(out.flow_end_ps[0] != u64::MAX, "the flow finishes");
-        let log = log.lock().unwrap();
+        let log = run_recording(v);
         assert_eq!(log.len(), 2, "one ACK per segment");
         assert!(log.iter().all(|s| s.n == n), "int_stamp = {stamp}: {:?}", log.iter().map(|s| s.n).collect::<Vec<_>>());
     }
