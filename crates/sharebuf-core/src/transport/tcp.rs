@@ -1178,12 +1178,6 @@ pub fn measured_rtt(echo_ps: Time, now: Time, cfg: &TransportCfg) -> Option<Time
     Some(if d == 0 { crate::engine::PS_PER_US } else { d })
 }
 
-/// `x as Time` for an RTT estimate `x` (non-negative, finite), through `i64`: x86-64
-/// converts to a signed integer in one instruction (`as u64` needs a second path for
-/// 2^63 and above). The same value for every `x` below 2^63 ps (106 days); above, it
-/// saturates at 2^63 − 1 instead of 2^64 − 1.
-#[inline(always)]
-/// PRR's proportional send count (RFC 6937 §3, while the pipe exceeds ssthresh):
 /// ns-3.39's `static_cast<int>(tcb->m_ssThresh - tcb->m_bytesInFlight)` in PRR's slow-start
 /// bound: both `uint32_t` (a larger ssthresh is held as 2^32 − 1), the difference modulo 2^32
 /// read as a signed 32-bit integer.
@@ -1191,6 +1185,7 @@ fn ns3_headroom(ssthresh: u64, pipe: u64) -> i32 {
     (ssthresh.min(u32::MAX as u64) as u32).wrapping_sub(pipe as u32) as i32
 }
 
+/// PRR's proportional send count (RFC 6937 §3, while the pipe exceeds ssthresh):
 /// ceil(prr_delivered · ssthresh / RecoverFS) − prr_out, at least 0. With `wrap32` the product is
 /// ns-3.39's `m_prrDelivered * tcb->m_ssThresh` of two `uint32_t`, taken modulo 2^32 before the
 /// division (`TcpPrrRecovery::DoRecovery`): once it passes 2^32 (a 100 KB ssthresh after 43 KB
@@ -1204,6 +1199,11 @@ fn prr_proportional(prr_delivered: u64, ssthresh: u64, recover_fs: u64, prr_out:
     (product.div_ceil(recover_fs.max(1) as u128) as u64).saturating_sub(prr_out)
 }
 
+/// `x as Time` for an RTT estimate `x` (non-negative, finite), through `i64`: x86-64
+/// converts to a signed integer in one instruction (`as u64` needs a second path for
+/// 2^63 and above). The same value for every `x` below 2^63 ps (106 days); above, it
+/// saturates at 2^63 − 1 instead of 2^64 − 1.
+#[inline(always)]
 fn whole_ps(x: f64) -> Time {
     x as i64 as Time
 }
