@@ -455,6 +455,29 @@ def test_loss_cwr_named_for_ecn_capable_flows_only():
         parse_scenario(sc)
 
 
+def test_limited_transmit_named_only_when_on_and_set_by_the_profile():
+    """Limited Transmit (RFC 3042; with SACK RFC 6675 section 5 step 3, as ns-3.39's AvailableWindow
+    in CA_DISORDER): each of the first two duplicate ACKs lets a new segment go. Hand-computed in
+    transport::tcp::tests::limited_transmit_sends_a_new_segment_on_each_of_the_first_two_duplicates
+    (10 000 at 21 us, 11 000 at 22 us, the fast retransmit at 23 us; nothing between without it).
+    The engine spec names it only when on (a run's key is unchanged otherwise); the ns3dc profile
+    turns it on, a scenario's own false wins; a value that is not a boolean is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["transport"] = {"cc": "cubic"}
+    assert "limited_transmit" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "limited_transmit": True}
+    assert transport(parse_scenario(sc))["limited_transmit"] is True
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "cubic"}
+    assert transport(parse_scenario(sc))["limited_transmit"] is True
+    sc["transport"] = {"cc": "dctcp", "limited_transmit": False}
+    assert "limited_transmit" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "limited_transmit": "yes"}
+    with pytest.raises(ScenarioError, match="limited_transmit"):
+        parse_scenario(sc)
+
+
 def test_dctcp_loss_ssthresh_ns3_is_floorless():
     """DCTCP's loss rule: "alpha" is cwnd (1 - alpha/2) floored at 2 segments, "ns3" is ns-3.39's
     TcpDctcp::GetSsThresh without a floor (hand-computed in cc::dctcp's tests: one 1000 B segment

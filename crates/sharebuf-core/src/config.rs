@@ -321,6 +321,12 @@ pub struct TransportSpec {
     /// check: a window below one segment sends nothing unless the rest of the data fits).
     #[serde(default = "flight")]
     pub loss_cwr: String,
+    /// Limited Transmit (RFC 3042, RFC 5681 §3.2; with SACK as RFC 6675 §5 step 3 and ns-3.39's
+    /// `AvailableWindow` in CA_DISORDER): on duplicate ACKs before recovery, the window test
+    /// counts the pipe (outstanding less SACKed), without SACK up to two segments less per the
+    /// first two duplicates, so each duplicate lets a new segment go.
+    #[serde(default)]
+    pub limited_transmit: bool,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]

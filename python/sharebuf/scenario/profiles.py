@@ -43,6 +43,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # ssthresh wraps modulo 2^32 (PRR then sends almost nothing)
         "transport.loss_cwr": "ns3",                 # after a timeout SetSentListLost: an ECN-Echo's EnterCwr runs PRR
                                                      # over the resent data only; below one segment nothing is sent
+        "transport.limited_transmit": True,          # AvailableWindow = cwnd - BytesInFlight, the SACK pipe in any state:
+                                                     # in CA_DISORDER each duplicate ACK lets a new segment go
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
                                                      # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:

@@ -165,6 +165,11 @@ class TransportSection(Section):
     #: runs PRR over only what was resent; and SendPendingData's silly-window check: a window below one
     #: segment sends nothing unless the rest of the data fits, so such a sender waits for the next timeout).
     loss_cwr: Literal["flight", "ns3"] = "flight"
+    #: Limited Transmit (RFC 3042, a SHOULD of RFC 5681 §3.2): on duplicate ACKs before recovery, new data
+    #: goes while the pipe leaves room in cwnd: with SACK the pipe is the data outstanding less what the
+    #: receiver holds (RFC 6675 §5 step 3; ns-3.39's AvailableWindow in CA_DISORDER), without SACK one segment
+    #: less per duplicate ACK, at most two. false: duplicate ACKs send nothing until recovery begins.
+    limited_transmit: StrictFlag = False
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

@@ -90,6 +90,11 @@ pub struct TransportCfg {
     /// it; and always, a window below one segment sends nothing unless the rest of the data
     /// fits (`SendPendingData`'s silly-window check).
     pub loss_cwr_ns3: bool,
+    /// Limited Transmit (RFC 3042; with SACK, RFC 6675 §5 step 3 as ns-3.39's `AvailableWindow`
+    /// in CA_DISORDER): before recovery, with SACKed data held or duplicate ACKs counted, new
+    /// data goes while the pipe (outstanding less SACKed; without SACK, less one segment per
+    /// duplicate ACK, at most two) leaves room in cwnd.
+    pub limited_transmit: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// `pacing_rate_change = "rescale"`: a rate change moves a pending pacing gap (ns3dc).
@@ -201,6 +206,7 @@ impl TransportCfg {
             prr_wrap32,
             rate_window_after_prr,
             loss_cwr_ns3,
+            limited_transmit: t.limited_transmit,
             pace_payload_only,
             pace_rescale,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },

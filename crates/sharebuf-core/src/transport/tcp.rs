@@ -284,6 +284,8 @@ impl TcpFlow {
     fn trace_row_at(&mut self, at: Option<usize>, event: u8, now: Time, seq: u64, retx: bool, ece: bool, cfg: &TransportCfg) {
         let in_flight = if self.state == SendState::Established && cfg.sack && (self.in_recovery || self.cwr_resends(cfg)) {
             self.pipe(cfg)
+        } else if self.state == SendState::Established && cfg.limited_transmit {
+            self.snd_nxt.saturating_sub(self.snd_una).saturating_sub(self.limited_transmit_credit(cfg))
         } else {
             self.snd_nxt.saturating_sub(self.snd_una)
         };
@@ -394,6 +396,7 @@ impl TcpFlow {
     fn send_new_data(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         // The scoreboard does not change while sending (it is usually empty).
         let sb_empty = self.sb.is_empty();
+        let held = if cfg.limited_transmit { self.limited_transmit_credit(cfg) } else { 0 };
         while self.snd_nxt < self.size_bytes {
             if !sb_empty {
                 if let Some(end) = self.sb.covering(self.snd_nxt) {
@@ -403,7 +406,7 @@ impl TcpFlow {
                 }
             }
             let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
-            if !self.window_allows(self.snd_nxt - self.snd_una, len, cfg) {
+            if !self.window_allows((self.snd_nxt - self.snd_una).saturating_sub(held), len, cfg) {
                 break;
             }
             if !self.pace_ok(len, now, cfg) {
@@ -422,6 +425,21 @@ impl TcpFlow {
             if !self.rto.armed() {
                 self.rto.arm(now + self.rto_ps);
             }
+        }
+    }
+
+    /// `limited_transmit`: the bytes the window test leaves out of the data outstanding before
+    /// recovery (not going back after a timeout): with SACK, what the receiver holds above the
+    /// cumulative ACK (the pipe, RFC 6675 §5 step 3, as ns-3.39's `AvailableWindow` in
+    /// CA_DISORDER), without it one segment per duplicate ACK, at most two (RFC 3042).
+    #[inline]
+    fn limited_transmit_credit(&self, cfg: &TransportCfg) -> u64 {
+        if self.in_recovery || self.snd_nxt < self.snd_max {
+            0
+        } else if cfg.sack {
+            self.sb.sacked_bytes()
+        } else {
+            self.dupacks.min(2) as u64 * cfg.mss_bytes
         }
     }
 
@@ -1234,7 +1252,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1997,6 +2015,38 @@ pub(crate) mod tests {
                 assert_eq!(rtx, vec![(ms(210.7), 7_000), (ms(220.8), 8_000), (ms(220.8), 9_000)]);
                 assert_eq!(h.f.timeouts, 1);
                 assert_eq!(t_rcv, ms(226.0));
+            }
+        }
+    }
+
+    /// `limited_transmit` (RFC 3042; RFC 6675 §5 step 3 with SACK): 20 segments of 1000 B,
+    /// initial window 10 (10 000 B), 1 µs per segment on the wire, 10 µs each way; the first
+    /// transmission of 0 is lost (it takes no wire time), so segment i = 1..9 arrives at
+    /// i + 10 µs and its ACK is back at i + 20 µs: the duplicates of 0 come at 21, 22, 23 … µs.
+    /// With it, the first duplicate (SACK: 1000 held, pipe 10 000 − 1000 = 9000; without SACK
+    /// one segment less) lets 10 000 go at 21 µs, the second 11 000 at 22 µs; the third starts
+    /// recovery at 23 µs with the fast retransmit of 0. Without it nothing goes between the first window and 0's
+    /// retransmission. With SACK and without.
+    #[test]
+    fn limited_transmit_sends_a_new_segment_on_each_of_the_first_two_duplicates() {
+        for sack in [true, false] {
+            for lt in [false, true] {
+                let mut c = cfg(1000, sack);
+                c.limited_transmit = lt;
+                let mut first = true;
+                let drop = move |p: &Packet, _t: Time| p.seq == 0 && std::mem::replace(&mut first, false);
+                let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+                let mut h = Harness::new(20_000, c, cc, 10 * PS_PER_US, PS_PER_US, 0, Box::new(drop));
+                h.run_until(PS_PER_MS);
+                let rtx_at = h.sent.iter().find(|s| s.2).map(|s| s.0).expect("a fast retransmit");
+                assert_eq!(rtx_at, 23 * PS_PER_US, "sack {sack}, limited transmit {lt}: the third duplicate");
+                let between: Vec<(Time, u64)> = h.sent.iter().skip(10).take_while(|s| !s.2).map(|s| (s.0, s.1)).collect();
+                if lt {
+                    assert_eq!(between, vec![(21 * PS_PER_US, 10_000), (22 * PS_PER_US, 11_000)], "sack {sack}");
+                } else {
+                    assert_eq!(between, vec![], "sack {sack}");
+                }
+                assert!(h.f.end_ps.is_some(), "sack {sack}, limited transmit {lt}: the flow completes");
             }
         }
     }
