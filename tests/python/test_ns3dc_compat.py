@@ -478,6 +478,36 @@ def test_limited_transmit_named_only_when_on_and_set_by_the_profile():
         parse_scenario(sc)
 
 
+def test_loss_exit_acked_and_cubic_slow_start_cap_named_only_when_set():
+    """After a timeout ns-3.39's ProcessAck leaving CA_LOSS counts only the segments above m_recover, and
+    TcpCubic's slow start adds every acknowledged segment past ssthresh (transport.loss_exit_acked = "ns3",
+    transport.cc_params.slow_start_cap = "none"). Hand-computed in
+    transport::tcp::tests::loss_exit_acked_and_cubic_slow_start_cap_after_a_timeout: the ACK of the resent
+    head jumps over 13 segments; it lets 2 segments go by default, 14 with the cap off, 1 with ns-3's exit.
+    The profile sets both (the cap only for Cubic); a spec names the transport key only when set; bad
+    values are clear errors naming the key."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["transport"] = {"cc": "cubic"}
+    t = transport(parse_scenario(sc))
+    assert "loss_exit_acked" not in t and "slow_start_cap" not in t.get("cc_params", {})
+    sc["profile"] = "ns3dc"
+    t = transport(parse_scenario(sc))
+    assert t["loss_exit_acked"] == "ns3" and t["cc_params"]["slow_start_cap"] == "none"
+    sc["transport"] = {"cc": "dctcp"}
+    t = transport(parse_scenario(sc))
+    assert t["loss_exit_acked"] == "ns3" and "slow_start_cap" not in t.get("cc_params", {})
+    sc["transport"] = {"cc": "cubic", "loss_exit_acked": "all"}
+    assert "loss_exit_acked" not in transport(parse_scenario(sc))
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "cubic", "loss_exit_acked": "recover"}
+    with pytest.raises(ScenarioError, match="loss_exit_acked"):
+        parse_scenario(sc)
+    sc["transport"] = {"cc": "cubic", "cc_params": {"slow_start_cap": "cwnd"}}
+    with pytest.raises(ScenarioError, match="slow_start_cap = .cwnd.: not allowed; allowed: ssthresh, none"):
+        sharebuf.run(sc, quiet=True, out=None)
+
+
 def test_dctcp_loss_ssthresh_ns3_is_floorless():
     """DCTCP's loss rule: "alpha" is cwnd (1 - alpha/2) floored at 2 segments, "ns3" is ns-3.39's
     TcpDctcp::GetSsThresh without a floor (hand-computed in cc::dctcp's tests: one 1000 B segment

@@ -431,6 +431,7 @@ def test_ablate_variants_and_errors():
     assert sorted(keys) == sorted(PROFILES["ns3dc"]) and len(keys) == len(set(keys))
     assert set(gs["cubic_ca"]) == {"transport.cc_params.cnt_clamp_segments", "transport.cc_params.reno_friendly"}
     assert set(gs["host_nic"]) == {"host.nic_qdisc", "host.device_queue_packets"}
+    assert set(gs["loss_exit"]) == {"transport.loss_exit_acked", "transport.cc_params.slow_start_cap"}
     vs = ab.variants("ns3dc")
     assert [v.name for v in vs] == ["full", "none", *(f"-{g}" for g in gs), *(f"+{g}" for g in gs)]
     every = frozenset(keys)

@@ -327,6 +327,12 @@ pub struct TransportSpec {
     /// first two duplicates, so each duplicate lets a new segment go.
     #[serde(default)]
     pub limited_transmit: bool,
+    /// What the ACK that ends the loss state after a timeout (it reaches what had been sent
+    /// when the timer fired) counts for the congestion control: "all" it acknowledges, or
+    /// "ns3" (ns-3.39's `ProcessAck` leaving CA_LOSS: segsAcked = (ack − m_recover) / MSS, the
+    /// whole segments above that point only).
+    #[serde(default = "all")]
+    pub loss_exit_acked: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire
     /// size) or "payload" (ns3dc's `TcpSocketBase`: the CC pacing timer waits payload / rate).
     #[serde(default = "packet")]
@@ -374,6 +380,10 @@ fn prr_window() -> String {
 
 fn flight() -> String {
     "flight".into()
+}
+
+fn all() -> String {
+    "all".into()
 }
 
 fn window() -> String {

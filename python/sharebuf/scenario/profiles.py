@@ -45,6 +45,7 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # over the resent data only; below one segment nothing is sent
         "transport.limited_transmit": True,          # AvailableWindow = cwnd - BytesInFlight, the SACK pipe in any state:
                                                      # in CA_DISORDER each duplicate ACK lets a new segment go
+        "transport.loss_exit_acked": "ns3",          # ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
                                                      # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
@@ -52,6 +53,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         # ns-3.39 TcpCubic's congestion avoidance (for Cubic only: transport.cc or a workload's own cc):
         "transport.cc_params.cnt_clamp_segments": 20,  # CntClamp 20: +1 segment per 20 ACKs (5 %/RTT) until the first loss
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
+        "transport.cc_params.slow_start_cap": "none",  # TcpCubic::IncreaseWindow: cWnd += segmentsAcked * MSS in slow
+                                                       # start, past ssthresh (a CA_LOSS ACK over SACKed data: all of it)
         # ns-3.39 TcpDctcp (for DCTCP only):
         "transport.cc_params.loss_ssthresh": "ns3",    # DCTCP: GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts
                                                        # too, with no floor; TcpAdvanced: 2^32 - 1, which PRR's
@@ -103,7 +106,7 @@ BM_PARAM_APPLIES = {
 CC_PARAMS_PREFIX = "transport.cc_params."
 #: ns3dc's TcpAdvanced algorithms, which share its rate machinery (RATE_KEYS in cc/rate.rs)
 ADVANCED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc")
-CC_PARAMS_OF = {"cnt_clamp_segments": ("cubic",), "reno_friendly": ("cubic",),
+CC_PARAMS_OF = {"cnt_clamp_segments": ("cubic",), "reno_friendly": ("cubic",), "slow_start_cap": ("cubic",),
                 "loss_ssthresh": ("dctcp", *ADVANCED_CCS), "update_trigger": ADVANCED_CCS,
                 **{k: ("timely",) for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
                                             "rtt_diff_wraps", "keep_initial_window")},

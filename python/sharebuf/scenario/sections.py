@@ -170,6 +170,11 @@ class TransportSection(Section):
     #: receiver holds (RFC 6675 §5 step 3; ns-3.39's AvailableWindow in CA_DISORDER), without SACK one segment
     #: less per duplicate ACK, at most two. false: duplicate ACKs send nothing until recovery begins.
     limited_transmit: StrictFlag = False
+    #: What the ACK that ends the loss state after a retransmission timeout (it reaches what had been sent
+    #: when the timer fired) counts for the congestion control: "all" it acknowledges, or "ns3" (ns-3.39's
+    #: ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS, the whole segments above that point
+    #: only, so a sender whose ACK jumps over SACKed data restarts its slow start from the window it had).
+    loss_exit_acked: Literal["all", "ns3"] = "all"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

@@ -73,6 +73,10 @@ pub struct Cubic {
     /// Until the first loss (and again after a timeout), congestion avoidance adds at least one
     /// segment per this many ACKed segments (Linux / ns-3 `CntClamp` 20: 5 % per RTT); 0: off.
     cnt_clamp: u32,
+    /// Slow start stops at ssthresh (RFC 5681, Linux's `tcp_slow_start`); false: ns-3.39's
+    /// `TcpCubic::IncreaseWindow` adds every acknowledged segment, one ACK can take cwnd past
+    /// ssthresh (after a timeout, a cumulative ACK over SACKed data: by all of it).
+    ss_cap: bool,
     /// A loss set W_max since the start or the last timeout (ns-3 / Linux `last_max_cwnd != 0`).
     lost: bool,
     /// W_max in bytes (0: none, the next epoch starts its curve at the current window).
@@ -95,7 +99,7 @@ pub struct Cubic {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments", "reno_friendly", "cnt_clamp_segments"])?;
+    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments", "reno_friendly", "cnt_clamp_segments", "slow_start_cap"])?;
     let c = p.f64_or("c", 0.4)?;
     let beta = p.f64_or("beta", 0.7)?;
     check_positive("transport.cc_params", "c", &[c])?;
@@ -115,7 +119,8 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     if !(clamp >= 0.0 && clamp.fract() == 0.0 && clamp <= 255.0) {
         return Err(format!("transport.cc_params.cnt_clamp_segments = {clamp}: must be a whole number in 0..=255 (0: off; ns-3 and Linux: 20)"));
     }
-    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg).with_ca(reno_friendly, clamp as u32)))
+    let ss_cap = p.str_or("slow_start_cap", "ssthresh", &["ssthresh", "none"])? == "ssthresh";
+    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg).with_ca(reno_friendly, clamp as u32).with_slow_start_cap(ss_cap)))
 }
 
 /// `hystart = "classic" | "rfc9406" | "off"`; the former numeric 0 / 1 still mean off / HyStart++.
@@ -144,7 +149,7 @@ impl Cubic {
     }
 
     pub fn with_hystart(c: f64, beta: f64, fast_convergence: bool, hystart: HyStart, hs_cfg: HyStartCfg) -> Self {
-        Cubic { c, beta, fast_convergence, hystart, hs_cfg, reno_friendly: true, cnt_clamp: 0, lost: false, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
+        Cubic { c, beta, fast_convergence, hystart, hs_cfg, reno_friendly: true, cnt_clamp: 0, ss_cap: true, lost: false, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
     }
 
     /// Congestion-avoidance flavour: `reno_friendly` (RFC 9438 §4.3, Linux; not ns-3.39) and
@@ -152,6 +157,12 @@ impl Cubic {
     pub fn with_ca(mut self, reno_friendly: bool, cnt_clamp: u32) -> Self {
         self.reno_friendly = reno_friendly;
         self.cnt_clamp = cnt_clamp;
+        self
+    }
+
+    /// `slow_start_cap`: "ssthresh" (true) or "none" (ns-3.39's `TcpCubic`).
+    pub fn with_slow_start_cap(mut self, cap: bool) -> Self {
+        self.ss_cap = cap;
         self
     }
 
@@ -252,7 +263,7 @@ impl Cubic {
 impl Cubic {
     /// A fresh per-flow instance with the same parameters.
     fn fresh(&self) -> Self {
-        Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp)
+        Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp).with_slow_start_cap(self.ss_cap)
     }
 }
 
@@ -283,7 +294,7 @@ impl CongestionControl for Cubic {
             if self.hystart == HyStart::Classic && a.snd_una > self.hs.end_seq {
                 self.classic_round_reset(a.now, a.snd_nxt);
             }
-            w.cwnd_bytes += a.acked_bytes.min(w.ssthresh_bytes - w.cwnd_bytes);
+            w.cwnd_bytes += if self.ss_cap { a.acked_bytes.min(w.ssthresh_bytes - w.cwnd_bytes) } else { a.acked_bytes };
             if self.hystart == HyStart::Rfc9406 {
                 self.hystart_check(w, a);
             }

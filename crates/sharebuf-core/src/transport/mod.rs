@@ -95,6 +95,11 @@ pub struct TransportCfg {
     /// data goes while the pipe (outstanding less SACKed; without SACK, less one segment per
     /// duplicate ACK, at most two) leaves room in cwnd.
     pub limited_transmit: bool,
+    /// The ACK that ends the loss state after a timeout (reaches what had been sent when the
+    /// timer fired) counts only the whole segments above that point for the congestion control
+    /// (`loss_exit_acked = "ns3"`: ns-3.39's `ProcessAck` leaving CA_LOSS); ACKs before it count
+    /// all they acknowledge either way.
+    pub loss_exit_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// `pacing_rate_change = "rescale"`: a rate change moves a pending pacing gap (ns3dc).
@@ -207,6 +212,7 @@ impl TransportCfg {
             rate_window_after_prr,
             loss_cwr_ns3,
             limited_transmit: t.limited_transmit,
+            loss_exit_ns3: two_way("loss_exit_acked", &t.loss_exit_acked, "all", "ns3")?,
             pace_payload_only,
             pace_rescale,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },

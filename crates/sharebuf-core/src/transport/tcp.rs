@@ -91,6 +91,9 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// After a timeout, until an ACK reaches `recover` (what had been sent when it fired):
+    /// ns-3's CA_LOSS.
+    in_loss: bool,
     /// `recovery_timer = "ns3"`: the next partial ACK in recovery restarts the timer (ns-3.39's
     /// `m_isFirstPartialAck`: set by a full ACK that ends a recovery and by a timeout).
     first_partial: bool,
@@ -181,6 +184,7 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            in_loss: false,
             first_partial: true,
             cwr_recover: NO_RECOVER,
             prr_delivered: 0,
@@ -821,6 +825,13 @@ impl TcpFlow {
                 }
             } else {
                 self.dupacks = 0;
+                if self.in_loss && ack >= self.recover {
+                    self.in_loss = false;
+                    if cfg.loss_exit_ns3 {
+                        // ns-3.39's ProcessAck leaving CA_LOSS: segsAcked = (ack − m_recover) / MSS.
+                        info.acked_bytes = (ack - self.recover) / cfg.mss_bytes * cfg.mss_bytes;
+                    }
+                }
                 cc.on_ack(&mut self.win, &info);
             }
             if self.snd_una >= self.size_bytes {
@@ -1003,6 +1014,7 @@ impl TcpFlow {
                     }
                 }
                 self.rto_backed_off = true;
+                self.in_loss = true;
                 self.win.cwnd_bytes = cfg.mss_bytes;
                 self.snd_nxt = self.snd_una;
                 self.recover = self.snd_max;
@@ -1252,7 +1264,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, loss_exit_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -2049,6 +2061,52 @@ pub(crate) mod tests {
                 assert!(h.f.end_ps.is_some(), "sack {sack}, limited transmit {lt}: the flow completes");
             }
         }
+    }
+
+    /// After a timeout, the ACK that ends the loss state (`loss_exit_acked`) and Cubic's
+    /// `slow_start_cap`. 40 segments of 1000 B, initial window 10, SACK, Cubic with β = 0.1
+    /// (HyStart off), 60 ms each way, 1 µs per segment, a lost retransmission left to the timer;
+    /// 0 and its fast retransmission are lost. Segment i's duplicate ACK comes at 120 ms + i µs;
+    /// the third (120.003 ms) starts recovery, ssthresh = cwnd = max(0.1 · 10 000, 2000) = 2000,
+    /// and arms the timer at 2.125 RTT (SRTT = R = 120.002 ms, RTTVAR = R/2 · (3/4)² after three
+    /// equal samples): it fires at 375.0 ms. The pipe (10 000 − SACKed, the resent 0 counted)
+    /// first leaves room at the ninth duplicate: 10 000 goes at 120 ms, its duplicate lets
+    /// 11 000 go at 240 ms, and 12 000 at 360 ms (k = 3 new segments). At the timeout ssthresh
+    /// stays 2000, cwnd = 1000, 0 is resent; its ACK (495.0 ms) jumps from 0 to 13 000, the
+    /// point the loss state runs to:
+    /// * "all", cap "ssthresh": cwnd = 1000 + min(13 000, 2000 − 1000) = 2000: 2 segments go;
+    /// * "all", cap "none" (ns-3.39's `TcpCubic` slow start): 1000 + 13 000: 14 segments;
+    /// * "ns3" (ns-3.39's `ProcessAck` leaving CA_LOSS: (13 000 − 13 000) / 1000 = 0 segments
+    ///   counted): cwnd stays 1000, 1 segment, either cap.
+    #[test]
+    fn loss_exit_acked_and_cubic_slow_start_cap_after_a_timeout() {
+        let mut got = Vec::new();
+        for (exit_ns3, cap) in [(false, "ssthresh"), (false, "none"), (true, "ssthresh"), (true, "none")] {
+            let mut c = cfg(1000, true);
+            c.lost_rtx_rto_only = true;
+            c.loss_exit_ns3 = exit_ns3;
+            let mut zeros = 0;
+            let drop = move |p: &Packet, _t: Time| p.seq == 0 && { zeros += 1; zeros <= 2 };
+            let mut params = serde_json::Map::new();
+            params.insert("beta".into(), 0.1.into());
+            params.insert("hystart".into(), "off".into());
+            params.insert("slow_start_cap".into(), cap.into());
+            let cc = crate::cc::build("cubic", &params).unwrap();
+            let mut h = Harness::new(40_000, c, cc, 60 * PS_PER_MS, PS_PER_US, 0, Box::new(drop));
+            h.run_until(5_000 * PS_PER_MS);
+            assert_eq!(h.f.timeouts, 1, "exit {exit_ns3}, cap {cap}");
+            assert_eq!(h.f.retransmits, 2);
+            let third = h.sent.iter().filter(|s| s.1 == 0).nth(2).expect("0 resent by the timer").0;
+            assert_eq!(third / PS_PER_US, 375_008, "the timeout");
+            let before = h.sent.iter().filter(|s| s.0 <= third).count();
+            let k = h.sent[..before].iter().filter(|s| s.1 >= 10_000).count();
+            // The ACK of the resent 0, an RTT after the timeout (the duplicates before it are of
+            // the segments sent in the recovery), and what it let go.
+            let exit = h.ack_log.iter().find(|a| a.0 >= third + 120 * PS_PER_MS).expect("the ACK of the resent 0");
+            got.push((k, exit.1 - before));
+            assert!(h.f.end_ps.is_some());
+        }
+        assert_eq!(got, vec![(3, 2), (3, 14), (3, 1), (3, 1)]);
     }
 
     /// The receiver's ECN-Echo (`ce_echo`), segment by segment (1000 B each, ACK per segment):
