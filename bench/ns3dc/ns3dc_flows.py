@@ -131,7 +131,10 @@ def write_csvs(flows, start, seed, out_dir, hashes=None):
     ws = os.path.join(out_dir, f"websearch-s{seed}{tag}.csv")
     inc = os.path.join(out_dir, f"incast-s{seed}{tag}.csv")
     extra_h = "" if hashes is None else ",ecmp_hash,ecmp_hash_reverse"
-    with open(ws, "w") as fw, open(inc, "w") as fi:
+    # Written beside and renamed into place, so a run reading them never sees half a file (grid.py
+    # jobs of several variants at once rewrite the same files with the same content).
+    tmp = f".{os.getpid()}.tmp"
+    with open(ws + tmp, "w") as fw, open(inc + tmp, "w") as fi:
         fw.write(f"id,src,dst,size_bytes,start_s,priority{extra_h}\n")
         fi.write(f"id,src,dst,size_bytes,start_s,priority,query,handshake{extra_h}\n")
         nw = ni = 0
@@ -143,6 +146,8 @@ def write_csvs(flows, start, seed, out_dir, hashes=None):
             else:
                 fi.write(f"{ni},{s},{d},{size},{t - start:.9f},{prio},{qq},false{extra}\n")
                 ni += 1
+    os.replace(ws + tmp, ws)
+    os.replace(inc + tmp, inc)
     return ws, inc
 
 

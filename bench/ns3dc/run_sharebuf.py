@@ -127,6 +127,15 @@ VARIANTS = {
                                     "transport.rate_window_in_recovery": "prr"}),
     "profile_ns3hash_advbefore": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.cc_params.update_trigger": "ack_or_rtt",
                                             "transport.cc_params.loss_ssthresh": "window", "transport.rate_window_in_recovery": "prr"}),
+    # ns-3.39's sending on duplicate ACKs and after a timeout, with ns3dc's placement: the profile before all
+    # three settings (no Limited Transmit; every ACK in the loss state counted; Cubic's slow start capped at
+    # ssthresh), without Limited Transmit alone, and without the loss-state pair alone
+    "profile_ns3hash_lossbefore": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.limited_transmit": False,
+                                             "transport.loss_exit_acked": "all",
+                                             "transport.cc_params.slow_start_cap": "ssthresh"}),
+    "profile_ns3hash_nolt": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.limited_transmit": False}),
+    "profile_ns3hash_nolossexit": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.loss_exit_acked": "all",
+                                             "transport.cc_params.slow_start_cap": "ssthresh"}),
     "profile_ns3hash_advtrigger": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.cc_params.update_trigger": "ack_or_rtt"}),
     "profile_ns3hash_advssthresh": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.cc_params.loss_ssthresh": "window"}),
     "profile_ns3hash_advwindow": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.rate_window_in_recovery": "prr"}),
