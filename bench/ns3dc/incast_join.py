@@ -11,11 +11,24 @@ flows) the timeouts by the number of responses of the same query sharing their f
 (sharebuf's "same" ECMP hash, `topology.rs::ecmp_hash`) and by the response's retransmissions
 (1 = the timeout's own: no loss recovery before it).
 
+With ``--uplinks PREFIX --seeds S`` it explains the timeouts by the sending leaf's uplinks
+instead (DT; which of ns3dc's responses time out comes from a TCP trace of their senders,
+PREFIX-tcp.txt and PREFIX-tcpmap.txt in tcp_diag.py's format, or ``--incast-trace``): PREFIX-qs.txt is a sample of ns3dc's queue discs from a scratch copy of the example (every
+30 µs, per leaf one line: ``t_ns leaf occupied_bytes`` and the bytes of its 32 server-port and
+8 uplink queue discs, then the 8 spine queue discs towards it; this repository keeps no ns3dc
+code). sharebuf's run of the same seed is made with ``[output] queue_sample_us = 30``. Each
+query's responses are grouped by their first-hop uplink (ns3dc's ECMP hash of the 5-tuple, which
+the ``profile_ns3hash`` variants replay), and each group's margin when the query comes, DT's
+threshold α · (B − occupied) less the uplink's queue less the group's bytes, is set against how
+many of its responses time out, on both sides; and the uplinks' queue quantiles over the arrivals.
+
 Usage: python3 incast_join.py --point cubic-b0.75 [--variant profile] [--scheme dt] [--queries]
+       python3 incast_join.py --point cubic-l0.8 --variant profile_ns3hash --seeds 3 --uplinks PREFIX
 """
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -68,6 +81,91 @@ def per_query(n, s):
     return sq
 
 
+MARGIN_EDGES_KB = [-np.inf, 0, 100, 200, 300, 400, np.inf]
+
+
+def ns3dc_queue_samples(path, uplinks=8, servers=32):
+    """ns3dc's queue-disc samples: (t_ns, leaf, occupied bytes, uplink queue bytes [n, uplinks])."""
+    width = 3 + servers + uplinks + uplinks
+    rows = [r for r in (line.split() for line in open(path)) if len(r) == width]
+    a = np.array(rows, dtype=np.int64)
+    return a[:, 0], a[:, 1], a[:, 2], a[:, 3 + servers:3 + servers + uplinks]
+
+
+def ns3dc_incast_timeouts(prefix, p, seed):
+    """sharebuf flow id -> whether ns3dc's sender of that incast response had a timeout (its
+    socket entered CA_LOSS), from a scratch TCP trace of the responses (PREFIX-tcpmap.txt,
+    PREFIX-tcp.txt: tcp_diag.py's format)."""
+    import ns3dc_ecmp
+    key = ns3dc_ecmp.flow_ids(seed, p["launch_s"], **grid.generator(p))
+    m = pd.read_csv(f"{prefix}-tcpmap.txt", sep=" ", header=None, names=["nf", "src", "dst", "sport", "dport", "size", "t_ns"])
+    m["fid"] = [key.get(k, -1) for k in zip(m.src, m.dst, m.sport, m.dport)]
+    ev = pd.read_csv(f"{prefix}-tcp.txt", sep=" ", header=None, names=["t_ns", "nf", "k", "a", "b", "c"], dtype={"k": str})
+    lost = set(ev.nf[(ev.k == "g") & (ev.a == 4)])
+    return {int(f): nf in lost for nf, f in zip(m.nf, m.fid) if f >= 0}
+
+
+def uplinks(a, p, seed):
+    """Per query and first-hop uplink, the margin under DT's threshold when the query comes on
+    both sides, and how many of its responses time out (docstring)."""
+    import ns3dc_ecmp
+    import sharebuf
+    from run_sharebuf import VARIANTS, with_keys
+    if VARIANTS[a.variant][1].get("topology.ecmp_hash") != "flow":
+        sys.exit(f"--uplinks needs a variant with ns3dc's placement (topology.ecmp_hash = 'flow'), not {a.variant}")
+    if a.scheme != "dt":
+        sys.exit("--uplinks: DT only (the margin is DT's threshold)")
+    prof, keys = VARIANTS[a.variant]
+    out = Path(HERE) / "out" / "incast_uplinks" / a.variant / f"{a.point}-{a.scheme}-s{seed}"
+    sc = with_keys(grid.scenario(p, a.scheme, seed, *grid.replay_csvs(p, seed, hashed=True)),
+                   {**keys, "output.queue_sample_us": 30})
+    sharebuf.run(sc, profile=prof, quiet=True, out=out)
+    f = pd.read_parquet(out / "flows.parquet")
+    s = f[f.workload == "incast"].sort_values("flow_id").copy()
+    n_up, servers = 8, 32
+    s["h"] = [r[5] % n_up for r in ns3dc_ecmp.responses(seed, p["launch_s"], **grid.generator(p))]
+    ns_late = ns3dc_incast_timeouts(a.incast_trace or a.uplinks, p, seed)
+    s["ns_late"] = s.flow_id.map(ns_late)
+    s["sb_late"] = s.timeouts > 0
+    q = pd.read_parquet(out / "queue_occupancy.parquet")
+    q = q[q.switch < 2].groupby(["switch", "time_s", "port"]).bytes.sum().unstack("port").fillna(0)
+    up_cols = list(range(servers, servers + n_up))
+    t_ns, leaf, occ, upq = ns3dc_queue_samples(a.uplinks + "-qs.txt", n_up, servers)
+    alpha, B = grid.ALPHAS[1], p["buffer"]
+    wire = (1400 + 54) / 1400   # the responses' bytes on the wire (header_bytes 54 per 1400 B segment)
+    rows = []
+    for qid, g in s.groupby("query_id"):
+        t0_s, dst = g.start_s.iloc[0], int(g.dst.iloc[0])
+        src_leaf = 1 - dst // servers
+        sel = leaf == src_leaf
+        i = np.searchsorted(t_ns[sel], int(round(10e9 + t0_s * 1e9))) - 1
+        ys = q.xs(src_leaf, level="switch")
+        j = np.searchsorted(ys.index.to_numpy(), t0_s) - 1
+        for h, gg in g.groupby("h"):
+            need = gg.size_bytes.sum() * wire
+            rows.append(dict(query=qid, h=h, k=len(gg),
+                             ns_m=(alpha * (B - occ[sel][i]) - upq[sel][i, h] - need) / 1e3,
+                             sb_m=(alpha * (B - ys.iloc[j].sum()) - ys.iloc[j][up_cols[h]] - need) / 1e3,
+                             ns_late=int(gg.ns_late.sum()), sb_late=int(gg.sb_late.sum())))
+    r = pd.DataFrame(rows)
+    print(f"{a.point} {a.scheme} seed {seed} ({a.variant}): {len(r)} (query, first-hop uplink) groups, "
+          f"{len(s)} responses; timing out: ns3dc {int(s.ns_late.sum())}, sharebuf {int(s.sb_late.sum())}")
+    print("responses timing out by the group's margin under DT's threshold when the query comes (KB):")
+    for side, col in (("ns3dc", "ns"), ("sharebuf", "sb")):
+        t = r.groupby(pd.cut(r[f"{col}_m"], MARGIN_EDGES_KB), observed=False).agg(
+            responses=("k", "sum"), late=(f"{col}_late", "sum"))
+        print(f"  {side:8s} " + ", ".join(f"{iv}: {int(x.late)} of {int(x.responses)}" for iv, x in t.iterrows()))
+    t_s = (t_ns - 10e9) / 1e9
+    w = (t_s > 0.01) & (t_s < p["launch_s"])
+    ti = q.index.get_level_values("time_s")
+    ys_all = q[(ti > 0.01) & (ti < p["launch_s"])][up_cols].to_numpy()
+    qq = [50, 75, 90, 99]
+    print("uplink queues over the arrivals, KB p50 / p75 / p90 / p99: ns3dc "
+          + " / ".join(f"{v:.0f}" for v in np.percentile(upq[w] / 1e3, qq)) + "; sharebuf "
+          + " / ".join(f"{v:.0f}" for v in np.percentile(ys_all / 1e3, qq)))
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--point", required=True)
@@ -75,9 +173,17 @@ def main():
     ap.add_argument("--scheme", default="dt", choices=["dt", "abm"])
     ap.add_argument("--seeds", help="default: the point's seeds")
     ap.add_argument("--queries", action="store_true", help="print every query")
+    ap.add_argument("--uplinks", metavar="PREFIX", help="ns3dc's queue-disc samples PREFIX-qs.txt of one seed (docstring)")
+    ap.add_argument("--incast-trace", metavar="PREFIX", help="ns3dc's TCP trace of the incast responses, PREFIX-tcp.txt and "
+                    "PREFIX-tcpmap.txt (default: the --uplinks prefix)")
     a = ap.parse_args()
     p = {q["name"]: q for q in grid.points()}[a.point]
     seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else p["seeds"]
+    if a.uplinks:
+        if len(seeds) != 1:
+            sys.exit("--uplinks: give the one seed its samples are of (--seeds S)")
+        uplinks(a, p, seeds[0])
+        return
     ns, ss, qs = [], [], []
     for seed in seeds:
         n, s = load(a.point, a.scheme, seed, a.variant)
