@@ -400,7 +400,9 @@ impl TcpFlow {
     fn send_new_data(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         // The scoreboard does not change while sending (it is usually empty).
         let sb_empty = self.sb.is_empty();
-        let held = if cfg.limited_transmit { self.limited_transmit_credit(cfg) } else { 0 };
+        // The window test counts from here: snd_una, or with Limited Transmit above what the
+        // receiver holds (at most what is outstanding, so snd_nxt − floor never wraps).
+        let floor = if cfg.limited_transmit { self.snd_una + self.limited_transmit_credit(cfg).min(self.snd_nxt - self.snd_una) } else { self.snd_una };
         while self.snd_nxt < self.size_bytes {
             if !sb_empty {
                 if let Some(end) = self.sb.covering(self.snd_nxt) {
@@ -410,7 +412,7 @@ impl TcpFlow {
                 }
             }
             let len = cfg.mss_bytes.min(self.size_bytes - self.snd_nxt);
-            if !self.window_allows((self.snd_nxt - self.snd_una).saturating_sub(held), len, cfg) {
+            if !self.window_allows(self.snd_nxt - floor, len, cfg) {
                 break;
             }
             if !self.pace_ok(len, now, cfg) {
