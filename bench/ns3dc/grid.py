@@ -9,6 +9,11 @@
                                            sharebuf runs replaying ns3dc's flows of every point
                                            and seed that ns3dc has run (profile_ns3hash: and each
                                            flow's ECMP choice, ns-3's hash of its 5-tuple)
+  python3 grid.py seeds --point P --seeds 3-10 --variants a,b [--alg dt]
+                                           sharebuf alone at seeds ns3dc has not run (its flow draws
+                                           need no ns3dc run): per variant each class's p99 and
+                                           timeout fraction, per seed and pooled, to tell a
+                                           setting's effect from the noise of a point's two seeds
   python3 grid.py table [--variant profile_ns3hash] [--also profile] [--write-doc]
                                            the table; --write-doc puts it between the grid markers
                                            of docs/validation.md
@@ -488,6 +493,38 @@ def cmd_table(args):
         print(f"wrote {doc.relative_to(REPO)}")
 
 
+def cmd_seeds(args):
+    """sharebuf's variants at seeds of its own (grid.py seeds, the module docstring)."""
+    import sharebuf
+    p = {q["name"]: q for q in points()}[args.point]
+    lo, _, hi = args.seeds.partition("-")
+    seeds = range(int(lo), int(hi or lo) + 1)
+    variants = args.variants.split(",")
+    got = {v: [] for v in variants}
+    for seed in seeds:
+        plain, hashed = None, None
+        for v in variants:
+            prof, keys = VARIANTS[v]
+            if keys.get("topology.ecmp_hash") == "flow":
+                hashed = hashed or replay_csvs(p, seed, hashed=True)
+                csvs = hashed
+            else:
+                plain = plain or replay_csvs(p, seed)
+                csvs = plain
+            out = HERE / "out" / "seeds" / v / p["name"] / f"{args.alg}-s{seed}"
+            sharebuf.run(with_keys(scenario(p, args.alg, seed, *csvs), keys), profile=prof, quiet=True, out=out)
+            got[v].append(classes_sharebuf(out / "flows.parquet"))
+    print(f"{p['name']} {args.alg}, sharebuf alone, seeds {args.seeds}: per class p99 slowdown and the fraction "
+          f"of flows that waited out a timeout, pooled (per seed)")
+    for c in CLASSES:
+        for v in variants:
+            per = [q[c] for q in got[v]]
+            sd = np.concatenate([x[0] for x in per])
+            to = np.concatenate([x[1] for x in per])
+            print(f"  {c:6s} {v:28s} p99 {np.percentile(sd, 99):7.1f}  timeouts {to.mean():6.2%} "
+                  f"({' '.join(f'{x[1].mean():.2%}' for x in per)})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -501,12 +538,17 @@ def main():
     a.add_argument("--variants", default="profile,profile_ns3hash")
     a.add_argument("--points")
     a.add_argument("--force", action="store_true")
+    a = sub.add_parser("seeds")
+    a.add_argument("--point", required=True)
+    a.add_argument("--seeds", required=True, help="a range, e.g. 3-10")
+    a.add_argument("--variants", default="profile_ns3hash")
+    a.add_argument("--alg", default="dt", choices=["dt", "abm"])
     a = sub.add_parser("table")
     a.add_argument("--variant", default="profile_ns3hash")
     a.add_argument("--also", default="profile", help="comma list of variants whose counts the head also gives")
     a.add_argument("--write-doc", action="store_true")
     args = ap.parse_args()
-    {"plan": cmd_plan, "ns3dc": cmd_ns3dc, "sharebuf": cmd_sharebuf, "table": cmd_table}[args.cmd](args)
+    {"plan": cmd_plan, "ns3dc": cmd_ns3dc, "sharebuf": cmd_sharebuf, "seeds": cmd_seeds, "table": cmd_table}[args.cmd](args)
 
 
 if __name__ == "__main__":
