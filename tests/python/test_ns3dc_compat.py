@@ -245,7 +245,7 @@ def test_profile_gives_cubic_ns3_congestion_avoidance():
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "cubic", "cc_params": {"reno_friendly": True}}
     p = parse_scenario(sc)
-    assert p.transport.cc_params == {"reno_friendly": True, "cnt_clamp_segments": 20}
+    assert p.transport.cc_params == {"reno_friendly": True, "cnt_clamp_segments": 20, "slow_start_cap": "none"}
     assert p.profile_report()["set"]["transport.cc_params.cnt_clamp_segments"] == 20
     assert "transport.cc_params.reno_friendly" not in p.profile_report()["set"]
     sc["transport"] = {"cc": "cubic", "cc_params": {"cnt_clamp_segments": 2.5}}

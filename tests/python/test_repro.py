@@ -548,8 +548,8 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
         {"kind": "poisson", "cc": "dctcp"},
         {"kind": "poisson"}]}
     out, applied = apply_profile(d)
-    assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False}
-    assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False}
+    assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False, "slow_start_cap": "none"}
+    assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False, "slow_start_cap": "none"}
     assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "ns3"} and "cc_params" not in out["workload"][3]
     assert "transport.cc_params.cnt_clamp_segments" not in applied  # transport.cc is DCTCP
     assert applied["transport.cc_params.loss_ssthresh"] == "ns3"
@@ -562,5 +562,5 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
     full = points(spec, "quick")[0][3]
     none = points(spec, "quick", None, {"profile": "none"})[0][3]
     from sharebuf.config import load_scenario
-    assert load_scenario(full)[0].workload[0].cc_params == {"cnt_clamp_segments": 20, "reno_friendly": False}
+    assert load_scenario(full)[0].workload[0].cc_params == {"cnt_clamp_segments": 20, "reno_friendly": False, "slow_start_cap": "none"}
     assert load_scenario(none)[0].workload[0].cc_params == {}
