@@ -35,9 +35,6 @@ const NO_CE: u64 = u64::MAX;
 #[derive(Default)]
 pub struct FlowTrace {
     pub rows: Vec<TcpTraceRecord>,
-    /// The loss state after a timeout lasts until snd_una reaches this (snd_max at the timeout,
-    /// as Linux's and ns-3's CA_LOSS).
-    loss_until: u64,
 }
 
 /// One TCP connection: sender state at `src`, receiver state at `dst`.
@@ -91,8 +88,8 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
-    /// After a timeout, until an ACK reaches `recover` (what had been sent when it fired):
-    /// ns-3's CA_LOSS.
+    /// After a timeout, until an ACK reaches `recover` (what had been sent when it fired), as
+    /// Linux's and ns-3's CA_LOSS. Its ACKs take the general path, which ends it.
     in_loss: bool,
     /// `recovery_timer = "ns3"`: the next partial ACK in recovery restarts the timer (ns-3.39's
     /// `m_isFirstPartialAck`: set by a full ACK that ends a recovery and by a timeout).
@@ -299,7 +296,7 @@ impl TcpFlow {
             metrics::STATE_SYN_SENT
         } else if self.in_recovery {
             metrics::STATE_RECOVERY
-        } else if self.snd_una < t.loss_until {
+        } else if self.in_loss {
             metrics::STATE_LOSS
         } else if self.cwr_recover != NO_RECOVER || self.snd_una < ecn_cut_end {
             metrics::STATE_CWR
@@ -668,11 +665,11 @@ impl TcpFlow {
         if pkt.flags & flags::SYN == 0 {
             self.rwnd_bytes = u64::MAX;
         }
-        // The common case first: an established sender out of recovery, nothing on the SACK
-        // scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
+        // The common case first: an established sender out of recovery and of the loss state
+        // after a timeout, nothing on the SACK scoreboard, a plain ACK (no SYN, no SACK block) of new data. These are exactly
         // `on_ack_general`'s steps for that case, without the ones it skips there (scoreboard
         // insert/trim, recovery and PRR bookkeeping, the controller's take and restore).
-        if self.state == SendState::Established && !self.in_recovery && !self.cwr_prr && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
+        if self.state == SendState::Established && !self.in_recovery && !self.in_loss && !self.cwr_prr && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
             let ack = pkt.seq;
             let rtt = measured_rtt(pkt.ts_ps, now, cfg);
             if let Some(r) = rtt {
@@ -1030,8 +1027,7 @@ impl TcpFlow {
                     cc.on_timeout(&mut self.win, now, self.snd_max);
                 }
                 self.retransmits += 1;
-                if let Some(t) = self.trace.as_mut() {
-                    t.loss_until = self.snd_max;
+                if self.trace.is_some() {
                     self.trace_row(metrics::TRACE_TIMEOUT, now, self.snd_una, false, false, cfg);
                 }
                 self.try_send(now, cfg, out);
@@ -2326,12 +2322,17 @@ pub(crate) mod tests {
     type RunRecord = (Vec<(Time, u64, bool)>, Vec<(u64, Time, u8, u32, u32)>, Vec<(Time, u64, u64)>, Option<Time>, u32, u32, Vec<(u64, u64, Time, Time, u64)>);
 
     fn lossy_run(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool) -> RunRecord {
-        lossy_run_traced(cc_name, sack, prr, handshake, delack, general_only, false).0
+        lossy_run_traced(cc_name, sack, prr, handshake, delack, general_only, false, false).0
     }
 
-    /// `lossy_run`, the flow traced if `traced`: the record and the trace's rows.
-    fn lossy_run_traced(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool, traced: bool) -> (RunRecord, Vec<TcpTraceRecord>) {
+    /// `lossy_run`, the flow traced if `traced`, with ns-3's sending on duplicate ACKs and after
+    /// a timeout if `ns3_loss` (`limited_transmit`, `loss_exit_acked = "ns3"`, Cubic's
+    /// `slow_start_cap = "none"`): the record and the trace's rows.
+    #[allow(clippy::too_many_arguments)]
+    fn lossy_run_traced(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool, traced: bool, ns3_loss: bool) -> (RunRecord, Vec<TcpTraceRecord>) {
         let mut c = cfg(1000, sack);
+        c.limited_transmit = ns3_loss;
+        c.loss_exit_ns3 = ns3_loss;
         c.prr = prr;
         c.handshake = handshake;
         c.delayed_ack_packets = delack;
@@ -2344,7 +2345,11 @@ pub(crate) mod tests {
             let pick = k == 5 || (34..38).contains(&k) || (t >= 400 * PS_PER_MS && k % 29 == 5);
             (t >= 60 * PS_PER_MS && t < 70 * PS_PER_MS) || (pick && lost_once.insert(p.seq))
         };
-        let cc = crate::cc::build(cc_name, &serde_json::Map::new()).unwrap();
+        let mut params = serde_json::Map::new();
+        if ns3_loss && cc_name == "cubic" {
+            params.insert("slow_start_cap".into(), "none".into());
+        }
+        let cc = crate::cc::build(cc_name, &params).unwrap();
         let (size, one_way, tx) = (3_000_000, 10 * PS_PER_MS, 10 * crate::engine::PS_PER_US);
         let mut h = if traced { Harness::traced(size, c, cc, one_way, tx, 0, Box::new(drop)) } else { Harness::new(size, c, cc, one_way, tx, 0, Box::new(drop)) };
         h.f.general_only = general_only;
@@ -2364,8 +2369,8 @@ pub(crate) mod tests {
         for (cc_name, sack, prr, handshake, delack) in [("dctcp", true, false, false, 1), ("cubic", true, true, true, 1), ("newreno", false, false, false, 1), ("newreno", true, false, true, 2)] {
             let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack}");
             let plain = lossy_run(cc_name, sack, prr, handshake, delack, false);
-            let (fast, rows) = lossy_run_traced(cc_name, sack, prr, handshake, delack, false, true);
-            let (general, rows_general) = lossy_run_traced(cc_name, sack, prr, handshake, delack, true, true);
+            let (fast, rows) = lossy_run_traced(cc_name, sack, prr, handshake, delack, false, true, false);
+            let (general, rows_general) = lossy_run_traced(cc_name, sack, prr, handshake, delack, true, true, false);
             assert!(plain == fast && fast == general, "{what}: tracing changed the run");
             assert_eq!(format!("{rows:?}"), format!("{rows_general:?}"), "{what}: fast and general paths trace differently");
             let sends: Vec<(Time, u64, bool)> = rows.iter().filter(|r| r.event == TRACE_SEND).map(|r| (r.time_ps, r.seq, r.retx)).collect();
@@ -2382,13 +2387,17 @@ pub(crate) mod tests {
     /// The fast paths of `on_ack` (new ACK out of recovery) and `on_receive` (in-order segment,
     /// an ACK per segment) do exactly what the general paths do: the same packets at the same
     /// times, the same window after every event, on runs with single losses, a timeout,
-    /// SACK and NewReno recovery, PRR, a handshake and delayed ACKs.
+    /// SACK and NewReno recovery, PRR, a handshake and delayed ACKs, and ns-3's sending on
+    /// duplicate ACKs and after a timeout (`ns3_loss`: the ACKs of the go-back after the
+    /// blackout's timeout carry no SACK block, so they reach the fast path's tests in the loss
+    /// state).
     #[test]
     fn fast_paths_match_the_general_paths() {
-        for (cc_name, sack, prr, handshake, delack) in [("dctcp", true, false, false, 1), ("cubic", true, true, true, 1), ("newreno", false, false, false, 1), ("newreno", true, false, true, 2), ("cubic", false, false, false, 2)] {
-            let fast = lossy_run(cc_name, sack, prr, handshake, delack, false);
-            let general = lossy_run(cc_name, sack, prr, handshake, delack, true);
-            let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack}");
+        for (cc_name, sack, prr, handshake, delack, ns3_loss) in [("dctcp", true, false, false, 1, false), ("cubic", true, true, true, 1, false), ("newreno", false, false, false, 1, false), ("newreno", true, false, true, 2, false), ("cubic", false, false, false, 2, false),
+                                                                 ("cubic", true, true, true, 1, true), ("newreno", false, false, false, 1, true)] {
+            let fast = lossy_run_traced(cc_name, sack, prr, handshake, delack, false, false, ns3_loss).0;
+            let general = lossy_run_traced(cc_name, sack, prr, handshake, delack, true, false, ns3_loss).0;
+            let what = format!("{cc_name} sack={sack} prr={prr} handshake={handshake} delack={delack} ns3_loss={ns3_loss}");
             assert!(fast.3.is_some() && fast.4 > 50 && fast.5 >= 1, "{what}: the run must finish after losses and a timeout: {:?} {} {}", fast.3, fast.4, fast.5);
             assert_eq!(fast.0.len(), general.0.len(), "{what}: data packets sent");
             assert!(fast.0 == general.0, "{what}: data packets differ");
