@@ -221,7 +221,8 @@ def transport(sc: Scenario) -> dict:
                                                   ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"),
                                                   ("prr_reduction_bound", "ssrb"), ("prr_arithmetic", "exact"),
                                                   ("loss_cwr", "flight"), ("rate_window_in_recovery", "prr"),
-                                                  ("limited_transmit", False), ("loss_exit_acked", "all"))
+                                                  ("limited_transmit", False), ("loss_exit_acked", "all"),
+                                                  ("rtt_samples", "every_ack"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     if t.syn_ack_window_bytes != "none" and t.syn_ack_window_bytes < t.mss_bytes:
         # a first segment that never fits would never be sent, and no ACK would ever lift the limit

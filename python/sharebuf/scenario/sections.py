@@ -175,6 +175,11 @@ class TransportSection(Section):
     #: ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS, the whole segments above that point
     #: only, so a sender whose ACK jumps over SACKed data restarts its slow start from the window it had).
     loss_exit_acked: Literal["all", "ns3"] = "all"
+    #: Which ACKs give an RTT sample for the retransmission timeout (RFC 6298): "every_ack" (each ACK's
+    #: timestamp echo, RFC 7323 §4, as Linux) or "ns3" (ns-3.39's EstimateRtt: only an ACK that covers the
+    #: oldest segment of its history, sent once and after the last timeout; duplicate ACKs and the ACKs of
+    #: resent data give none, so the RTO a recovery starts with holds until it is over).
+    rtt_samples: Literal["every_ack", "ns3"] = "every_ack"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase
     #: waits payload / rate after each segment, so at line rate it outpaces its NIC by the headers).

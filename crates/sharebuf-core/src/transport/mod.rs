@@ -100,6 +100,10 @@ pub struct TransportCfg {
     /// (`loss_exit_acked = "ns3"`: ns-3.39's `ProcessAck` leaving CA_LOSS); ACKs before it count
     /// all they acknowledge either way.
     pub loss_exit_ns3: bool,
+    /// RTT samples only from an ACK that covers the oldest segment sent once since the last
+    /// timeout (`rtt_samples = "ns3"`: ns-3.39's `EstimateRtt` over its `m_history`); none from
+    /// duplicate ACKs or ACKs of retransmitted data.
+    pub rtt_samples_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
     /// `pacing_rate_change = "rescale"`: a rate change moves a pending pacing gap (ns3dc).
@@ -213,6 +217,7 @@ impl TransportCfg {
             loss_cwr_ns3,
             limited_transmit: t.limited_transmit,
             loss_exit_ns3: two_way("loss_exit_acked", &t.loss_exit_acked, "all", "ns3")?,
+            rtt_samples_ns3: two_way("rtt_samples", &t.rtt_samples, "every_ack", "ns3")?,
             pace_payload_only,
             pace_rescale,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },

@@ -88,6 +88,10 @@ pub struct TcpFlow {
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
     rto_backed_off: bool,
+    /// `rtt_samples = "ns3"`: the end of the highest segment ever resent, and snd_max when the
+    /// last timeout fired (ns-3.39 clears its RTT history then; resent data never enters it).
+    rtx_end: u64,
+    rtt_hist_from: u64,
     /// After a timeout, until an ACK reaches `recover` (what had been sent when it fired), as
     /// Linux's and ns-3's CA_LOSS. Its ACKs take the general path, which ends it.
     in_loss: bool,
@@ -181,6 +185,8 @@ impl TcpFlow {
             rtx_marks: Vec::new(),
             last_cut_ps: 0,
             rto_backed_off: false,
+            rtx_end: 0,
+            rtt_hist_from: 0,
             in_loss: false,
             first_partial: true,
             cwr_recover: NO_RECOVER,
@@ -353,6 +359,9 @@ impl TcpFlow {
             f |= flags::UNSCHED;
         }
         self.bytes_sent += len;
+        if seq < self.snd_max && seq + len > self.rtx_end {
+            self.rtx_end = seq + len;
+        }
         if self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER {
             self.prr_out += len;
         }
@@ -633,6 +642,18 @@ impl TcpFlow {
     }
 
     #[inline(always)]
+    /// `rtt_samples = "ns3"`: whether an ACK to `ack` (snd_una not yet moved) gives an RTT
+    /// sample, as ns-3.39's `EstimateRtt`: only if it covers the oldest segment of `m_history`
+    /// (the segments sent as new data since the last timeout, whose history it cleared) and that
+    /// segment was never resent. Duplicate ACKs give none; neither do the ACKs that fill a
+    /// recovery's holes (the segment at snd_una is then a resent one: holes are resent in order
+    /// from snd_una, so a resent segment at or above it means the one at it was resent too).
+    #[inline(always)]
+    fn ns3_rtt_sample(&self, ack: u64, cfg: &TransportCfg) -> bool {
+        let oldest = self.snd_una.max(self.rtt_hist_from);
+        ack > self.snd_una && oldest >= self.rtx_end && oldest < self.size_bytes && ack >= oldest + cfg.mss_bytes.min(self.size_bytes - oldest)
+    }
+
     fn rtt_sample(&mut self, r: Time, cfg: &TransportCfg) {
         let r = r as f64;
         if !self.has_rtt {
@@ -643,6 +664,13 @@ impl TcpFlow {
             self.rttvar_ps = 0.75 * self.rttvar_ps + 0.25 * (self.srtt_ps - r).abs();
             self.srtt_ps = 0.875 * self.srtt_ps + 0.125 * r;
         }
+        self.rto_ps = self.rto_estimate(cfg);
+    }
+
+    /// The RTO from the estimator, without backoff (RFC 6298 §2.2-2.4): SRTT + max(G, 4·RTTVAR)
+    /// within [min, max].
+    #[inline(always)]
+    fn rto_estimate(&self, cfg: &TransportCfg) -> Time {
         // max(G, 4·RTTVAR) (RFC 6298 §2) as a plain comparison: both are finite and
         // non-negative, where `f64::max` would add a NaN test per ACK.
         let (k_var, g) = (4.0 * self.rttvar_ps, cfg.clock_granularity_ps as f64);
@@ -650,7 +678,16 @@ impl TcpFlow {
         // clamp(min, max) without `Ord::clamp`'s min ≤ max assertion (an out-of-line call per
         // ACK): `TransportCfg::from_spec` makes max_rto_ps ≥ min_rto_ps.
         debug_assert!(cfg.min_rto_ps <= cfg.max_rto_ps);
-        self.rto_ps = whole_ps(rto).max(cfg.min_rto_ps).min(cfg.max_rto_ps);
+        whole_ps(rto).max(cfg.min_rto_ps).min(cfg.max_rto_ps)
+    }
+
+    /// `rtt_samples = "ns3"`: an ACK of new data that restarts the timer sets the RTO from the
+    /// estimator, dropping a timeout's backoff without a new sample (ns-3.39's `NewAck`).
+    #[inline(always)]
+    fn ns3_rto_on_new_ack(&mut self, cfg: &TransportCfg) {
+        if cfg.rtt_samples_ns3 {
+            self.rto_ps = if self.has_rtt { self.rto_estimate(cfg) } else { cfg.initial_rto_ps };
+        }
     }
 
     /// Sender side: a SYN-ACK or ACK arrived.
@@ -673,7 +710,9 @@ impl TcpFlow {
             let ack = pkt.seq;
             let rtt = measured_rtt(pkt.ts_ps, now, cfg);
             if let Some(r) = rtt {
-                self.rtt_sample(r, cfg);
+                if !cfg.rtt_samples_ns3 || self.ns3_rtt_sample(ack, cfg) {
+                    self.rtt_sample(r, cfg);
+                }
             }
             let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
             let acked = ack - self.snd_una;
@@ -699,6 +738,7 @@ impl TcpFlow {
                 }
                 return;
             }
+            self.ns3_rto_on_new_ack(cfg);
             self.rto.arm(now + self.rto_ps);
             if self.trace.is_some() {
                 self.trace_row(metrics::TRACE_ACK, now, ack, false, pkt.has(flags::ECE), cfg);
@@ -716,7 +756,8 @@ impl TcpFlow {
         match self.state {
             SendState::SynSent => {
                 if pkt.has(flags::SYN) {
-                    if let Some(r) = measured_rtt(pkt.ts_ps, now, cfg) {
+                    // ns-3.39 keeps no RTT history for the SYN (`rtt_samples = "ns3"`).
+                    if let (Some(r), false) = (measured_rtt(pkt.ts_ps, now, cfg), cfg.rtt_samples_ns3) {
                         self.rtt_sample(r, cfg);
                     }
                     // The handshake's final ACK, then data (as ns-3's TcpSocketBase does).
@@ -737,7 +778,9 @@ impl TcpFlow {
         // Every ACK echoes the send time of the segment it answers (a time of 0 included).
         let rtt = measured_rtt(pkt.ts_ps, now, cfg);
         if let Some(r) = rtt {
-            self.rtt_sample(r, cfg);
+            if !cfg.rtt_samples_ns3 || self.ns3_rtt_sample(ack, cfg) {
+                self.rtt_sample(r, cfg);
+            }
         }
         let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
         let ece = pkt.has(flags::ECE);
@@ -844,6 +887,7 @@ impl TcpFlow {
                 return;
             }
             if !(cfg.recovery_timer_ns3 && partial) || self.first_partial {
+                self.ns3_rto_on_new_ack(cfg);
                 self.rto.arm(now + self.rto_ps);
             }
             if partial {
@@ -1013,6 +1057,7 @@ impl TcpFlow {
                     }
                 }
                 self.rto_backed_off = true;
+                self.rtt_hist_from = self.snd_max;
                 self.in_loss = true;
                 self.win.cwnd_bytes = cfg.mss_bytes;
                 self.snd_nxt = self.snd_una;
@@ -1262,7 +1307,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, loss_exit_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -2194,6 +2239,48 @@ pub(crate) mod tests {
         }
     }
 
+    /// Which ACKs give an RTT sample (`rtt_samples`), on `partial_ack_resends_the_head_and_times_as_ns3`'s
+    /// loss: IW 20 segments of 1000 B, no handshake (RTO 1000 ms until a sample), 50 ms one way,
+    /// 0.1 ms per segment; the first transmissions of 0 and of everything from 4000 on are lost.
+    ///   "every_ack": the three duplicate ACKs (100.1, 100.2, 100.3 ms) give samples, RTO 213.0109375 ms
+    ///   at the recovery; the timer, restarted by the partial ACK at 200.4 ms, fires at 400.4 ms.
+    ///   "ns3" (ns-3.39's `EstimateRtt`): duplicate ACKs give none, nor does the partial ACK of the
+    ///   resent 0 (the oldest segment was resent): RTO 1000 ms at the recovery, the timer fires at
+    ///   1200.4 ms, RTO doubles to 2000 ms; everything after is resent data (below what had been
+    ///   sent at the timeout), so no sample ever comes, and the next ACK of new data sets the RTO
+    ///   from the estimator again (`NewAck`): the initial 1000 ms, the backoff gone.
+    #[test]
+    fn rtt_samples_every_ack_or_as_ns3() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.rtt_samples_ns3 = ns3;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(20_000 * PS_PER_MS);
+            assert!(h.f.finished());
+            assert_eq!(h.f.timeouts, 1, "ns3 {ns3}");
+            let rto_at_recovery = h.state_log[5].3;
+            let second_rtx = h.sent.iter().filter(|s| s.2).nth(1).expect("a second retransmission");
+            if ns3 {
+                assert_eq!(rto_at_recovery, ms(1000.0));
+                assert_eq!((second_rtx.0, second_rtx.1), (ms(1200.4), 4000));
+                assert!(!h.f.has_rtt, "no sample at all");
+                assert_eq!(h.f.rto_ps, ms(1000.0), "the backoff dropped by an ACK of new data");
+            } else {
+                assert_eq!(rto_at_recovery, ms(213.0109375));
+                assert_eq!((second_rtx.0, second_rtx.1), (ms(400.4), 4000));
+                assert!(h.f.rto_ps < ms(400.0), "samples after the timeout bring the RTO back down");
+            }
+        }
+    }
+
         /// PRR (RFC 6937) on a hand-made loss. IW 20 segments of 1000 B (NewReno, no handshake),
     /// segment 1 lost once. Segments 2..20 come back as 19 duplicate ACKs with SACK; the 3rd
     /// starts recovery: ssthresh = 10 000, RecoverFS = 20 000. On the j-th ACK of the recovery
@@ -2327,12 +2414,13 @@ pub(crate) mod tests {
 
     /// `lossy_run`, the flow traced if `traced`, with ns-3's sending on duplicate ACKs and after
     /// a timeout if `ns3_loss` (`limited_transmit`, `loss_exit_acked = "ns3"`, Cubic's
-    /// `slow_start_cap = "none"`): the record and the trace's rows.
+    /// `slow_start_cap = "none"`, `rtt_samples = "ns3"`): the record and the trace's rows.
     #[allow(clippy::too_many_arguments)]
     fn lossy_run_traced(cc_name: &str, sack: bool, prr: bool, handshake: bool, delack: u32, general_only: bool, traced: bool, ns3_loss: bool) -> (RunRecord, Vec<TcpTraceRecord>) {
         let mut c = cfg(1000, sack);
         c.limited_transmit = ns3_loss;
         c.loss_exit_ns3 = ns3_loss;
+        c.rtt_samples_ns3 = ns3_loss;
         c.prr = prr;
         c.handshake = handshake;
         c.delayed_ack_packets = delack;
