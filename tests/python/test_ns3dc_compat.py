@@ -508,6 +508,33 @@ def test_loss_exit_acked_and_cubic_slow_start_cap_named_only_when_set():
         sharebuf.run(sc, quiet=True, out=None)
 
 
+def test_rtt_samples_named_only_when_ns3_and_set_by_the_profile():
+    """ns-3.39's EstimateRtt samples only an ACK that covers the oldest segment of its history (new data
+    sent since the last timeout, never resent), and NewAck sets the RTO from the estimator, dropping a
+    timeout's backoff (transport.rtt_samples = "ns3"). Hand-computed in
+    transport::tcp::tests::rtt_samples_every_ack_or_as_ns3: RTO 213.01 ms at the recovery and the timeout at
+    400.4 ms with every ACK's sample, 1000 ms and 1200.4 ms with ns-3's (no sample from the duplicates).
+    The profile sets it for every transport; a spec names it only when "ns3"; a bad value is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["transport"] = {"cc": "cubic"}
+    assert "rtt_samples" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "rtt_samples": "ns3"}
+    assert transport(parse_scenario(sc))["rtt_samples"] == "ns3"
+    sc["profile"] = "ns3dc"
+    for cc in ("cubic", "dctcp"):
+        sc["transport"] = {"cc": cc}
+        assert transport(parse_scenario(sc))["rtt_samples"] == "ns3"
+    sc["transport"] = {"cc": "dctcp", "rtt_samples": "every_ack"}
+    assert "rtt_samples" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "dctcp", "rtt_samples": "karn"}
+    with pytest.raises(ScenarioError, match="rtt_samples"):
+        parse_scenario(sc)
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "cubic", "rtt_samples": "ns3"}
+    sharebuf.run(sc, quiet=True, out=None)  # the engine takes the key
+
+
 def test_dctcp_loss_ssthresh_ns3_is_floorless():
     """DCTCP's loss rule: "alpha" is cwnd (1 - alpha/2) floored at 2 segments, "ns3" is ns-3.39's
     TcpDctcp::GetSsThresh without a floor (hand-computed in cc::dctcp's tests: one 1000 B segment
