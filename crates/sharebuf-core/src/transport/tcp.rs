@@ -2185,6 +2185,26 @@ pub(crate) mod tests {
         }
     }
 
+    /// The loss of `partial_ack_resends_the_head_and_times_as_ns3` and `rtt_samples_every_ack_or_as_ns3`,
+    /// run for 20 s: NewReno with SACK and PRR, IW 20 segments of 1000 B, 50 ms one way, 0.1 ms
+    /// per segment, lost retransmissions left to the timer, the window's tail resent as ns-3;
+    /// the first transmissions of 0 and of everything from 4000 on are lost. `set` adjusts the
+    /// configuration.
+    fn head_and_tail_lost(set: impl FnOnce(&mut TransportCfg)) -> Harness<'static> {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        c.prr = true;
+        c.lost_rtx_rto_only = true;
+        c.recovery_tail_resend = true;
+        set(&mut c);
+        let mut first = std::collections::HashSet::new();
+        let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
+        let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+        let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+        h.run_until(20_000 * PS_PER_MS);
+        h
+    }
+
     /// A partial ACK in SACK recovery (`partial_ack`, `recovery_timer`). NewReno with SACK and
     /// PRR, IW 20 segments of 1000 B, 50 ms one way, 0.1 ms per segment, min RTO 200 ms; the
     /// first transmissions of 0 and of everything from 4000 on are lost. Segments 1000..3000
@@ -2203,18 +2223,10 @@ pub(crate) mod tests {
     fn partial_ack_resends_the_head_and_times_as_ns3() {
         let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
         for (prtx, timer) in [(false, false), (true, false), (true, true)] {
-            let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 20;
-            c.prr = true;
-            c.lost_rtx_rto_only = true;
-            c.recovery_tail_resend = true;
-            c.partial_ack_rtx = prtx;
-            c.recovery_timer_ns3 = timer;
-            let mut first = std::collections::HashSet::new();
-            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
-            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
-            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
-            h.run_until(5_000 * PS_PER_MS);
+            let h = head_and_tail_lost(|c| {
+                c.partial_ack_rtx = prtx;
+                c.recovery_timer_ns3 = timer;
+            });
             let rtx: Vec<(Time, u64)> = h.sent.iter().filter(|s| s.2).map(|s| (s.0, s.1)).take(4).collect();
             // (RTO deadline, RTO) after the third duplicate ACK (the sixth event).
             let at_recovery = (h.state_log[5].2, h.state_log[5].3);
@@ -2253,17 +2265,7 @@ pub(crate) mod tests {
     fn rtt_samples_every_ack_or_as_ns3() {
         let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
         for ns3 in [false, true] {
-            let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 20;
-            c.prr = true;
-            c.lost_rtx_rto_only = true;
-            c.recovery_tail_resend = true;
-            c.rtt_samples_ns3 = ns3;
-            let mut first = std::collections::HashSet::new();
-            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
-            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
-            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
-            h.run_until(20_000 * PS_PER_MS);
+            let h = head_and_tail_lost(|c| c.rtt_samples_ns3 = ns3);
             assert!(h.f.finished());
             assert_eq!(h.f.timeouts, 1, "ns3 {ns3}");
             let rto_at_recovery = h.state_log[5].3;
