@@ -641,19 +641,23 @@ impl TcpFlow {
         self.trace_send(now, self.snd_una, true, cfg);
     }
 
+    /// Whether an ACK to `ack` (snd_una not yet moved) gives an RTT sample: every one by
+    /// default; with `rtt_samples = "ns3"`, as ns-3.39's `EstimateRtt`, only if it covers the
+    /// oldest segment of `m_history` (the segments sent as new data since the last timeout,
+    /// whose history it cleared) and that segment was never resent. Duplicate ACKs give none;
+    /// neither do the ACKs that fill a recovery's holes (the segment at snd_una is then a resent
+    /// one: holes are resent in order from snd_una, so a resent segment at or above it means the
+    /// one at it was resent too).
     #[inline(always)]
-    /// `rtt_samples = "ns3"`: whether an ACK to `ack` (snd_una not yet moved) gives an RTT
-    /// sample, as ns-3.39's `EstimateRtt`: only if it covers the oldest segment of `m_history`
-    /// (the segments sent as new data since the last timeout, whose history it cleared) and that
-    /// segment was never resent. Duplicate ACKs give none; neither do the ACKs that fill a
-    /// recovery's holes (the segment at snd_una is then a resent one: holes are resent in order
-    /// from snd_una, so a resent segment at or above it means the one at it was resent too).
-    #[inline(always)]
-    fn ns3_rtt_sample(&self, ack: u64, cfg: &TransportCfg) -> bool {
+    fn gives_rtt_sample(&self, ack: u64, cfg: &TransportCfg) -> bool {
+        if !cfg.rtt_samples_ns3 {
+            return true;
+        }
         let oldest = self.snd_una.max(self.rtt_hist_from);
         ack > self.snd_una && oldest >= self.rtx_end && oldest < self.size_bytes && ack >= oldest + cfg.mss_bytes.min(self.size_bytes - oldest)
     }
 
+    #[inline(always)]
     fn rtt_sample(&mut self, r: Time, cfg: &TransportCfg) {
         let r = r as f64;
         if !self.has_rtt {
@@ -709,10 +713,8 @@ impl TcpFlow {
         if self.state == SendState::Established && !self.in_recovery && !self.in_loss && !self.cwr_prr && pkt.seq > self.snd_una && pkt.flags & flags::SYN == 0 && pkt.sack_hi <= pkt.sack_lo && self.sb.is_empty() && self.fast_paths() {
             let ack = pkt.seq;
             let rtt = measured_rtt(pkt.ts_ps, now, cfg);
-            if let Some(r) = rtt {
-                if !cfg.rtt_samples_ns3 || self.ns3_rtt_sample(ack, cfg) {
-                    self.rtt_sample(r, cfg);
-                }
+            if let (Some(r), true) = (rtt, self.gives_rtt_sample(ack, cfg)) {
+                self.rtt_sample(r, cfg);
             }
             let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
             let acked = ack - self.snd_una;
@@ -777,10 +779,8 @@ impl TcpFlow {
         let mark = self.trace_mark();
         // Every ACK echoes the send time of the segment it answers (a time of 0 included).
         let rtt = measured_rtt(pkt.ts_ps, now, cfg);
-        if let Some(r) = rtt {
-            if !cfg.rtt_samples_ns3 || self.ns3_rtt_sample(ack, cfg) {
-                self.rtt_sample(r, cfg);
-            }
+        if let (Some(r), true) = (rtt, self.gives_rtt_sample(ack, cfg)) {
+            self.rtt_sample(r, cfg);
         }
         let srtt = if self.has_rtt { Some(whole_ps(self.srtt_ps)) } else { None };
         let ece = pkt.has(flags::ECE);
