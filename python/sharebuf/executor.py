@@ -1,7 +1,8 @@
 """The executor that ``sweep``, ``compare``, ``repro`` and ``tune`` run their simulations with.
 
-A run is content-addressed: its key (:func:`run_key`) is a hash of its resolved engine spec
-and the sharebuf version, and it writes ``run-<key>/`` atomically. :func:`run_many` plans the
+A run is content-addressed: its key (:func:`run_key`) is a hash of its resolved engine spec,
+the sharebuf version and the model revision (the engine's source and the summary code:
+:func:`provenance.model_revision`), and it writes ``run-<key>/`` atomically. :func:`run_many` plans the
 distinct runs, checks before anything runs that each fits this machine's memory (and that
 ``--jobs`` runs at once do), reuses every complete run directory (resume), removes the
 half-written ones a killed worker left, runs the rest on local processes or Ray tasks with
@@ -54,13 +55,16 @@ def run_one(scenario: dict, out_dir: Optional[str]) -> dict:
 
 
 def run_key(scenario: dict) -> str:
-    """Content address of a run: a hash of its resolved engine spec (and the sharebuf version)."""
+    """Content address of a run: a hash of its resolved engine spec, the sharebuf version and the
+    model revision (so a run directory made by other code is never reused)."""
     return spec_key(resolve(parse_scenario(scenario), Path.cwd()))
 
 
 def spec_key(spec: dict) -> str:
     """The content address of a resolved engine spec (12 hex digits), as :func:`run_key`."""
-    return hashlib.sha256(f"{__version__}\n{engine_spec_json(spec)}".encode()).hexdigest()[:12]
+    from .provenance import model_revision
+
+    return hashlib.sha256(f"{__version__}\n{model_revision()}\n{engine_spec_json(spec)}".encode()).hexdigest()[:12]
 
 
 class SweepInterrupted(KeyboardInterrupt):

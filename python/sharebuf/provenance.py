@@ -1,8 +1,9 @@
 """What made a result: every run directory holds ``scenario.toml`` (the scenario exactly as
 resolved: every key with its value, defaults filled in, overrides applied, file inputs named by
-absolute path with their SHA-256) and ``summary.json["provenance"]`` (sharebuf version, git
-commit of a checkout, engine-spec hash, command line, start time, wall time, host). Parquet files
-carry the engine-spec hash and the version in their key-value metadata.
+absolute path with their SHA-256) and ``summary.json["provenance"]`` (sharebuf version, model
+revision, git commit of a checkout, engine-spec hash, command line, start time, wall time, host).
+Parquet files carry the engine-spec hash, the version and the model revision in their key-value
+metadata.
 
 ``sharebuf run DIR/scenario.toml`` needs nothing but the files it names; with the same sharebuf
 it gives byte-identical Parquet files, and with another version it says so before it starts.
@@ -33,6 +34,28 @@ def sha256_file(path: Path) -> str:
 
 def spec_hash(spec_json: str) -> str:
     return hashlib.sha256(spec_json.encode()).hexdigest()
+
+
+#: The Python modules that turn the engine's tables into a run's files and summary.json.
+SUMMARY_MODULES = ("results.py", "classes.py")
+_REVISION: Dict[str, str] = {}
+
+
+def model_revision() -> str:
+    """What produced a run's numbers, beyond its scenario: the engine's source hash (computed
+    when the engine was built, ``_core.ENGINE_SOURCE``) and a hash of the Python modules that
+    write its files and summary (:data:`SUMMARY_MODULES`), as ``"<engine 16 hex>-<summary 8 hex>"``.
+    Part of every run's key, recorded in its provenance: a run directory made by other code is
+    never reused as this code's, although the version number has not moved."""
+    if not _REVISION:
+        from . import _core
+
+        h = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for name in SUMMARY_MODULES:
+            h.update(name.encode() + b"\0" + (here / name).read_bytes() + b"\0")
+        _REVISION["value"] = f"{_core.ENGINE_SOURCE}-{h.hexdigest()[:8]}"
+    return _REVISION["value"]
 
 
 #: The git query of this process: {"proc": the running ``git status``} once started, then
@@ -142,6 +165,7 @@ def record(spec_json: str, started: _dt.datetime, wall_s: float, command: Option
 
     return {
         "sharebuf_version": __version__,
+        "model_revision": model_revision(),
         "git_commit": git_commit(),
         "engine_spec_sha256": spec_hash(spec_json),
         "command": command if command is not None else "python: " + " ".join(sys.argv[:1]),
@@ -161,7 +185,7 @@ def resolved_scenario(sc, base: Path, name: str) -> Dict[str, Any]:
     d["name"] = name
     d.pop(RECORD_KEY, None)
     inputs = {p: sha256_file(Path(p)) for p in absolute_file_inputs(d, base)}
-    d[RECORD_KEY] = {"sharebuf_version": __version__, "inputs": inputs}
+    d[RECORD_KEY] = {"sharebuf_version": __version__, "model_revision": model_revision(), "inputs": inputs}
     return d
 
 
@@ -174,6 +198,9 @@ def check_recorded(recorded: Optional[Dict[str, Any]], warn) -> None:
     v = recorded.get("sharebuf_version")
     if v and v != __version__:
         warn(f"warning: this scenario was recorded by sharebuf {v}; this is sharebuf {__version__}: results may differ")
+    elif (r := recorded.get("model_revision")) and r != model_revision():
+        warn(f"warning: this scenario was recorded by another build of sharebuf {__version__} (model revision {r}; "
+             f"this is {model_revision()}): results may differ")
     for path, digest in (recorded.get("inputs") or {}).items():
         p = Path(path)
         if not p.is_file():
@@ -201,4 +228,5 @@ def _toml_safe(o):
 def parquet_metadata(spec_sha: str) -> Dict[bytes, bytes]:
     from ._version import __version__
 
-    return {b"sharebuf.version": __version__.encode(), b"sharebuf.engine_spec_sha256": spec_sha.encode()}
+    return {b"sharebuf.version": __version__.encode(), b"sharebuf.model_revision": model_revision().encode(),
+            b"sharebuf.engine_spec_sha256": spec_sha.encode()}

@@ -44,6 +44,10 @@ def test_rerun_of_recorded_scenario_is_byte_identical(tmp_path):
     meta = pq.read_schema(a / "flows.parquet").metadata
     assert meta[b"sharebuf.engine_spec_sha256"].decode() == pa_["engine_spec_sha256"]
     assert meta[b"sharebuf.version"].decode() == sharebuf.__version__
+    from sharebuf.provenance import model_revision
+
+    rev = model_revision()
+    assert pa_["model_revision"] == rev == rec["recorded"]["model_revision"] == meta[b"sharebuf.model_revision"].decode()
     # show prints the record.
     r = cli("show", b)
     assert r.returncode == 0 and pb["engine_spec_sha256"] in r.stdout and "incast" in r.stdout
@@ -76,6 +80,35 @@ def test_recorded_file_inputs_and_version_warning(tmp_path):
     r = cli("run", tmp_path / "old.toml", "--out", tmp_path / "c", "--quiet")
     assert r.returncode == 0
     assert "recorded by sharebuf 0.0.1" in r.stderr and "changed since the scenario was recorded" in r.stderr
+    # The same version from another build of the engine (or other summary code): said too.
+    rev = rec["recorded"]["model_revision"]
+    text = (tmp_path / "a" / "scenario.toml").read_text().replace(f'model_revision = "{rev}"', 'model_revision = "0123456789abcdef-01234567"')
+    (tmp_path / "other.toml").write_text(text)
+    r = cli("run", tmp_path / "other.toml", "--out", tmp_path / "d", "--quiet")
+    assert r.returncode == 0 and "another build of sharebuf" in r.stderr and "0123456789abcdef-01234567" in r.stderr, r.stderr
+
+
+def test_model_revision_is_the_engine_source_and_the_summary_code():
+    """The revision names the engine build (build.rs: a 16-hex-digit hash of its sources) and the
+    summary modules' source; the run key follows it, so another build never reuses a run directory."""
+    from sharebuf import _core, provenance
+    from sharebuf.executor import run_key
+
+    rev = provenance.model_revision()
+    eng, summ = rev.split("-")
+    assert eng == _core.ENGINE_SOURCE and len(eng) == 16 and int(eng, 16) >= 0
+    assert len(summ) == 8 and int(summ, 16) >= 0
+    sc = sw.scenario_dict("default", {"arrivals_until_ms": 20, "max_ms": 200})
+    k = run_key(sc)
+    assert run_key(sc) == k and len(k) == 12
+    saved = dict(provenance._REVISION)
+    try:
+        provenance._REVISION["value"] = "0000000000000000-" + summ
+        assert run_key(sc) != k
+    finally:
+        provenance._REVISION.clear()
+        provenance._REVISION.update(saved)
+    assert run_key(sc) == k
 
 
 def test_sweep_point_rerun_is_byte_identical(tmp_path):

@@ -345,5 +345,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pyscheme::PacketView>()?;
     m.add("EngineInternalError", m.py().get_type_bound::<EngineInternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // A hash of the engine's source files (build.rs): part of every run's key.
+    m.add("ENGINE_SOURCE", env!("SHAREBUF_ENGINE_SOURCE"))?;
     Ok(())
 }

@@ -224,5 +224,7 @@ class Recorded(Section):
     """``[recorded]``: what made a run's scenario.toml (provenance.resolved_scenario)."""
 
     sharebuf_version: Optional[str] = None
+    #: The engine build and summary code that ran it (provenance.model_revision).
+    model_revision: Optional[str] = None
     #: Input file (absolute path) -> its sha256 when recorded.
     inputs: Dict[str, str] = Field(default_factory=empty_dict)
