@@ -758,9 +758,13 @@ impl TcpFlow {
         match self.state {
             SendState::SynSent => {
                 if pkt.has(flags::SYN) {
-                    // ns-3.39 keeps no RTT history for the SYN (`rtt_samples = "ns3"`).
-                    if let (Some(r), false) = (measured_rtt(pkt.ts_ps, now, cfg), cfg.rtt_samples_ns3) {
-                        self.rtt_sample(r, cfg);
+                    // The handshake's RTT. With `rtt_samples = "ns3"` only when the SYN was not
+                    // resent: ns-3.39 puts the first SYN in its RTT history (a zero-length entry,
+                    // which the SYN-ACK covers) and marks a resent one, which gives no sample.
+                    if let Some(r) = measured_rtt(pkt.ts_ps, now, cfg) {
+                        if !cfg.rtt_samples_ns3 || self.timeouts == 0 {
+                            self.rtt_sample(r, cfg);
+                        }
                     }
                     // The handshake's final ACK, then data (as ns-3's TcpSocketBase does).
                     out.push(self.control(cfg, flags::ACK, 0, self.dst, now));
@@ -2261,6 +2265,47 @@ pub(crate) mod tests {
     ///   1200.4 ms, RTO doubles to 2000 ms; everything after is resent data (below what had been
     ///   sent at the timeout), so no sample ever comes, and the next ACK of new data sets the RTO
     ///   from the estimator again (`NewAck`): the initial 1000 ms, the backoff gone.
+    /// The SYN-ACK's RTT sample (`rtt_samples`), with ns-3's 1 ms timestamps: a handshake from
+    /// 0.5 ms, 0.4 ms one way, so the SYN-ACK echoes tick 0 and arrives in tick 1: a sample of
+    /// 1000 µs with either rule (ns-3.39 puts the first SYN in `m_history`, a zero-length entry
+    /// the SYN-ACK covers), SRTT 1000 µs and RTO max(1000 + 4 · 500, 10 000) µs. With the SYN lost
+    /// and resent at the initial RTO (1000 ms), "every_ack" still samples the echo (tick 1000.5 →
+    /// 1001: 1000 µs); "ns3" takes none (the resent SYN's entry is marked) and the RTO stays the
+    /// SYN's doubled 2000 ms.
+    #[test]
+    fn syn_ack_gives_an_rtt_sample_unless_the_syn_was_resent_as_ns3() {
+        let us = |x: u64| x * PS_PER_US;
+        for ns3 in [false, true] {
+            for syn_lost in [false, true] {
+                let mut c = cfg(1000, true);
+                c.handshake = true;
+                c.timestamp_tick_ps = PS_PER_MS;
+                c.min_rto_ps = 10 * PS_PER_MS;
+                c.rtt_samples_ns3 = ns3;
+                let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+                let mut h = Harness::new(10_000, c, cc, us(400), us(1), us(500), Box::new(|_: &Packet, _| false));
+                let syn_at = if syn_lost {
+                    h.ev.clear(); // the SYN is lost
+                    us(500) + 1000 * PS_PER_MS
+                } else {
+                    us(500)
+                };
+                // The SYN-ACK arrives 0.8 ms after the SYN; stop before the first data ACK.
+                h.run_until(syn_at + us(900));
+                assert_eq!(h.f.state, SendState::Established, "ns3 {ns3}, SYN lost {syn_lost}");
+                assert!(h.sent.is_empty() || h.sent[0].0 >= syn_at + us(800));
+                if syn_lost && ns3 {
+                    assert!(!h.f.has_rtt, "a resent SYN gives no sample");
+                    assert_eq!(h.f.rto_ps, 2000 * PS_PER_MS, "the SYN's timeout doubled it (ns-3: cnTimeout << 1)");
+                } else {
+                    assert!(h.f.has_rtt, "ns3 {ns3}, SYN lost {syn_lost}");
+                    assert_eq!(h.f.srtt_ps, 1000.0 * PS_PER_US as f64);
+                    assert_eq!(h.f.rto_ps, 10 * PS_PER_MS, "max(SRTT + 4 RTTVAR = 3 ms, the 10 ms minimum)");
+                }
+            }
+        }
+    }
+
     #[test]
     fn rtt_samples_every_ack_or_as_ns3() {
         let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
