@@ -47,7 +47,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # in CA_DISORDER each duplicate ACK lets a new segment go
         "transport.loss_exit_acked": "ns3",          # ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS
         "transport.rtt_samples": "ns3",              # EstimateRtt: a sample only from an ACK covering m_history's oldest
-                                                     # segment, never resent (none from duplicate ACKs or filled holes)
+                                                     # segment, never resent (none from duplicate ACKs or filled holes;
+                                                     # the first SYN is in it, so the SYN-ACK gives one)
         "transport.syn_ack_window_bytes": 65535,     # SYN-ACK's unscaled window (TcpSocketBase keeps it as rWnd
                                                      # until the first ACK): first flights of 46 x 1400 B
         "host.nic_ecn_k_bytes": "none",              # the servers' FqCoDel marks only past CoDel's 5 ms target:
