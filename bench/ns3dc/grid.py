@@ -21,8 +21,9 @@
 ns3dc's output is kept as results/grid/<point>/fct-<alg>-s<seed>.txt.gz, its exact command line
 as results/grid/<point>/cmd-<alg>-s<seed>.txt (the binary path relative to ns-3.39), wall times
 in results/grid/ns3dc_runs.csv. sharebuf's flows.parquet go to results/sharebuf/grid/ (not in git).
-The studied point (cubic-b0.5: 0.5 s of arrivals, seeds 1-5) reads the team's fct files
-(compare.py's default directory).
+The studied point (cubic-b0.5: 0.5 s of arrivals) reads the team's fct files for seeds 1-5
+(compare.py's default directory); the further seeds grid.toml's [studied] names are run and kept
+as a grid point's.
 """
 import argparse
 import csv
@@ -76,9 +77,11 @@ def points():
         q["request"] = int(q["burst"] * buffer_bytes(q.get("request_kb_per_port_per_gbps",
                                                            q["buffer_kb_per_port_per_gbps"])))
         out.append(q)
-    # the point studied first: run-main.sh's Cubic block at request 50 %, the team's 5 seeds of 0.5 s
+    # the point studied first: run-main.sh's Cubic block at request 50 %, 0.5 s of arrivals; seeds 1-5
+    # are the team's fct files, any further seed of [studied] is run here like a grid point's
     out.append({**g["defaults"], "name": STUDIED, "figure": "7", "order": 0, "burst": 0.5, "launch_s": 0.5,
-                "seeds": [1, 2, 3, 4, 5], "buffer": 3932160, "request": 1966080, "external": True})
+                "seeds": g.get("studied", {}).get("seeds", [1, 2, 3, 4, 5]), "buffer": 3932160, "request": 1966080,
+                "external": True})
     return sorted(out, key=lambda q: q["order"])
 
 
@@ -100,7 +103,8 @@ def ns3dc_argv(p, alg, seed, fct, tor):
 def fct_path(p, alg, seed):
     if p.get("external"):
         f = Path(default_ns3dc_dir(str(HERE / "results"))) / f"fct-{alg}-s{seed}.txt"
-        return f if f.exists() else None
+        if f.exists():
+            return f
     f = GRID / p["name"] / f"fct-{alg}-s{seed}.txt.gz"
     return f if f.exists() else None
 
@@ -130,7 +134,7 @@ def cmd_ns3dc(args):
         deadline = now - now % 86400 + hh * 3600 + mm * 60
         deadline += 86400 if now - deadline > 12 * 3600 else 0   # (a chained call after HH:MM stops at once)
     for p in points():
-        if p.get("external") or (args.points and p["name"] not in args.points.split(",")):
+        if args.points and p["name"] not in args.points.split(","):
             continue
         for alg, seed in runs_of(p):
             if fct_path(p, alg, seed) is not None:
