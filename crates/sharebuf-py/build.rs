@@ -6,28 +6,26 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
+/// Every file at `path`: the path itself if it is a file, everything below it if a directory.
+fn files_under(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(rd) = fs::read_dir(path) else { return };
     for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files_under(&p, out);
-        } else {
-            out.push(p);
-        }
+        files_under(&e.path(), out);
     }
 }
 
 fn main() {
     let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let core = here.join("../sharebuf-core");
+    let inputs = [core.join("src"), here.join("src"), core.join("Cargo.toml"), here.join("Cargo.toml"), here.join("../../Cargo.lock")];
     let mut files = Vec::new();
-    files_under(&core.join("src"), &mut files);
-    files_under(&here.join("src"), &mut files);
-    for f in [core.join("Cargo.toml"), here.join("Cargo.toml"), here.join("../../Cargo.lock")] {
-        if f.is_file() {
-            files.push(f);
-        }
+    for input in &inputs {
+        files_under(input, &mut files);
+        println!("cargo:rerun-if-changed={}", input.display());
     }
     let mut named: Vec<(String, PathBuf)> = files
         .into_iter()
@@ -48,7 +46,4 @@ fn main() {
         eat(&[0]);
     }
     println!("cargo:rustc-env=SHAREBUF_ENGINE_SOURCE={h:016x}");
-    for d in [core.join("src"), here.join("src"), core.join("Cargo.toml"), here.join("Cargo.toml"), here.join("../../Cargo.lock")] {
-        println!("cargo:rerun-if-changed={}", d.display());
-    }
 }

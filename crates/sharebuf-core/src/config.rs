@@ -335,8 +335,9 @@ pub struct TransportSpec {
     pub loss_exit_acked: String,
     /// Which ACKs give an RTT sample (RFC 6298): "every_ack" (each ACK's timestamp echo, as
     /// RFC 7323 §4 and Linux) or "ns3" (ns-3.39's `EstimateRtt`: only an ACK covering the oldest
-    /// segment in its history, sent once and after the last timeout; duplicate ACKs and the
-    /// ACKs of retransmitted segments give none, so the RTO holds through a recovery).
+    /// segment in its history, sent once and after the last timeout, or the SYN-ACK of a SYN
+    /// sent once; duplicate ACKs and the ACKs of retransmitted segments give none, so the RTO
+    /// holds through a recovery).
     #[serde(default = "every_ack")]
     pub rtt_samples: String,
     /// Bytes a paced packet books at the pacing rate: "packet" (payload and headers, the wire

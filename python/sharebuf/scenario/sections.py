@@ -177,8 +177,8 @@ class TransportSection(Section):
     loss_exit_acked: Literal["all", "ns3"] = "all"
     #: Which ACKs give an RTT sample for the retransmission timeout (RFC 6298): "every_ack" (each ACK's
     #: timestamp echo, RFC 7323 §4, as Linux) or "ns3" (ns-3.39's EstimateRtt: only an ACK that covers the
-    #: oldest segment of its history, sent once and after the last timeout; duplicate ACKs and the ACKs of
-    #: resent data give none, so the RTO a recovery starts with holds until it is over).
+    #: oldest segment of its history, sent once and after the last timeout, or the SYN-ACK of a SYN sent once;
+    #: duplicate ACKs and the ACKs of resent data give none, so the RTO a recovery starts with holds until it is over).
     rtt_samples: Literal["every_ack", "ns3"] = "every_ack"
     #: Bytes a rate-paced packet (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window) books at the pacing rate:
     #: "packet" (payload and header_bytes: the wire size) or "payload" (ns3dc's TcpSocketBase

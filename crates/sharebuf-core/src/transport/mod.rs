@@ -101,8 +101,8 @@ pub struct TransportCfg {
     /// all they acknowledge either way.
     pub loss_exit_ns3: bool,
     /// RTT samples only from an ACK that covers the oldest segment sent once since the last
-    /// timeout (`rtt_samples = "ns3"`: ns-3.39's `EstimateRtt` over its `m_history`); none from
-    /// duplicate ACKs or ACKs of retransmitted data.
+    /// timeout, or the SYN-ACK of a SYN sent once (`rtt_samples = "ns3"`: ns-3.39's
+    /// `EstimateRtt` over its `m_history`); none from duplicate ACKs or ACKs of retransmitted data.
     pub rtt_samples_ns3: bool,
     /// Pacing books the payload only (ns3dc), not payload + header_bytes.
     pub pace_payload_only: bool,
