@@ -4,6 +4,7 @@
   python3 tcp_diag.py run     --point buf3.44-dctcp --alg dt --seed 2 [--variant profile_ns3hash] --out DIR
   python3 tcp_diag.py compare --point ... --seed 2 --trace PREFIX --out DIR
   python3 tcp_diag.py flow    --point ... --seed 2 --trace PREFIX --out DIR --flow 1166 [--until-us 3000] [--bin-us 100]
+  python3 tcp_diag.py keep    --point ... --alg abm --seed 1 --trace PREFIX --fct FCT
 
 `run` replays the point's ns3dc flows (as grid.py sharebuf does) with `tcp_trace_min_size_bytes`
 (default 1 MB) and the drop log, into DIR/<variant>/<alg>-s<seed>/.
@@ -19,12 +20,19 @@ each web-search flow of at least the size, connects its BulkSendApplication sock
 nanosecond after it starts; this repository does not keep ns3dc code. Flows are matched through
 their 5-tuple (ns3dc_ecmp.flow_ids), so ids are sharebuf's.
 
+`keep` stores, from such a trace, whether each long flow (>= 1 MB) waited out a timeout (it entered
+`CA_LOSS`) and its segments resent, as results/grid/<point>/long-<alg>-s<seed>.csv.gz (sharebuf's flow
+ids), with the run's command line beside it; FCT is the fct file the traced run wrote, which must be
+byte-identical to the grid's (the trace sources change nothing). `grid.py table` sets those flows
+against sharebuf's same flows.
+
 `compare` prints, per side, over the flows traced on both: when the first ECN-Echo came, when the
 window was first reduced (CWR or loss recovery) and its size then, the largest window in the first
 2 ms, what the sender sent in the 300 us after that reduction (PRR's share: ns-3.39's wraps,
 `transport.prr_arithmetic`), window cuts (ssthresh set lower), retransmissions and timeouts. `flow` prints one flow's timeline in bins on both sides.
 """
 import argparse
+import gzip
 import sys
 import time
 from pathlib import Path
@@ -171,9 +179,66 @@ def cmd_flow(a):
               f"{len(av):3d} ({int(av.ece.sum()):3d}) {cuts}")
 
 
+def long_timeouts_ns3dc(m, ev):
+    """Per traced flow of at least grid.LONG_MIN bytes: its size, whether it waited out a timeout (it
+    entered `CA_LOSS`: a first timeout always changes ns-3's congestion state, so the `CongState`
+    trace shows it even where a second one in `CA_LOSS` does not) and its segments sent again."""
+    m = m[m["size"] >= grid.LONG_MIN]
+    ev = ev[ev.fid.isin(set(m.fid))]
+    lost = set(ev[(ev.k == "g") & (ev.a == 4)].fid)
+    retx = {}
+    for fid, g in ev[(ev.k == "t") & (ev.b > 0)].groupby("fid"):
+        seq = g.a.to_numpy()
+        retx[fid] = int(np.sum(seq[1:] <= np.maximum.accumulate(seq)[:-1]))
+    return pd.DataFrame({"flow_id": m.fid.astype(int).to_numpy(), "size_bytes": m["size"].astype(int).to_numpy(),
+                         "timed_out": [int(f in lost) for f in m.fid],
+                         "retransmissions": [retx.get(f, 0) for f in m.fid]}).sort_values("flow_id")
+
+
+def same_text(a, b):
+    op = lambda f: gzip.open(f, "rb") if str(f).endswith(".gz") else open(f, "rb")   # noqa: E731
+    with op(a) as fa, op(b) as fb:
+        return fa.read() == fb.read()
+
+
+def cmd_keep(a):
+    """Keep a traced ns3dc run's long-flow timeouts in results/grid/<point>/ (grid.py's traced table)."""
+    p = point(a.point)
+    ref = grid.fct_path(p, a.alg, a.seed)
+    if ref is None:
+        sys.exit(f"{a.point} {a.alg} seed {a.seed}: no ns3dc fct file in results/grid; run grid.py ns3dc first")
+    if not same_text(ref, a.fct):
+        sys.exit(f"--fct {a.fct}: the traced run's fct file differs from {ref}: not the same run, nothing kept")
+    m, ev = ns3dc_trace(p, a.seed, a.trace)
+    raw = pd.read_csv(f"{a.trace}-tcpmap.txt", sep=" ", header=None, usecols=[5], names=["size"])
+    n_fct = len(grid.classes_ns3dc(ref)["long"][0])
+    got = long_timeouts_ns3dc(m, ev)
+    if len(got) != n_fct or (raw["size"] >= grid.LONG_MIN).sum() != n_fct:
+        sys.exit(f"--trace {a.trace}: {len(got)} long flows traced and matched by 5-tuple "
+                 f"({int((raw['size'] >= grid.LONG_MIN).sum())} in the map), the fct file has {n_fct}: nothing kept")
+    out = grid.GRID / p["name"] / f"long-{a.alg}-s{a.seed}.csv.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.GzipFile(out, "wb", mtime=0) as fh:
+        fh.write(got.to_csv(index=False).encode())
+    cmd = grid.ns3dc_argv(p, a.alg, a.seed, f"fct-{a.alg}-s{a.seed}.txt", f"tor-{a.alg}-s{a.seed}.txt")
+    (out.parent / f"long-{a.alg}-s{a.seed}.txt").write_text(
+        f"{' '.join(cmd)}\n# run again with TCP trace sources on its web-search senders (a scratch copy of the "
+        f"example, tcp_diag.py's docstring; the smallest flow traced {int(raw['size'].min())} B); its fct file is "
+        f"byte-identical to the one grid.py reads for this run. {len(got)} long flows, {int(got.timed_out.sum())} "
+        f"waited out a timeout.\n")
+    print(f"{out.relative_to(grid.REPO)}: {len(got)} long flows, {int(got.timed_out.sum())} timed out "
+          f"({got.timed_out.mean():.2%}), {int(got.retransmissions.sum())} segments resent")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("keep")
+    s.add_argument("--point", required=True)
+    s.add_argument("--alg", required=True, choices=["dt", "abm"])
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--trace", required=True, help="PREFIX of ns3dc's PREFIX-tcp.txt and PREFIX-tcpmap.txt")
+    s.add_argument("--fct", required=True, help="the fct file the traced run wrote (checked against results/grid)")
     for name in ("run", "compare", "flow"):
         s = sub.add_parser(name)
         s.add_argument("--point", default="buf3.44-dctcp")
@@ -190,7 +255,7 @@ def main():
             s.add_argument("--until-us", type=float, default=3000)
             s.add_argument("--bin-us", type=float, default=100)
     a = ap.parse_args()
-    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow}[a.cmd](a)
+    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow, "keep": cmd_keep}[a.cmd](a)
 
 
 if __name__ == "__main__":
