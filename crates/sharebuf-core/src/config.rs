@@ -287,6 +287,14 @@ pub struct TransportSpec {
     /// whatever the window: that segment if presumed lost, else new data, else that segment).
     #[serde(default = "window")]
     pub partial_ack: String,
+    /// Which un-SACKed data SACK recovery presumes lost: "highest_sack" (every hole below the
+    /// highest SACKed byte: it is resent before new data) or "ns3" (ns-3.39's `TcpTxBuffer`:
+    /// only a segment with DupThresh = 3 SACKed segments above it, `UpdateLostCount`, RFC 6675's
+    /// IsLost in segments; a hole above that is in flight for the pipe, `NextSeg` sends new data
+    /// before it and resends it only by its rule 3, and a partial ACK whose new head is not
+    /// presumed lost sends new data, `partial_ack = "ns3"`).
+    #[serde(default = "highest_sack")]
+    pub loss_marking: String,
     /// The retransmission timer during loss recovery: "restart" (restarted when recovery
     /// begins and on every ACK of new data) or "ns3" (ns-3.39: not restarted when recovery
     /// begins, and of the partial ACKs only the first since the last full ACK of a recovery or
@@ -399,6 +407,10 @@ fn every_ack() -> String {
 
 fn window() -> String {
     "window".into()
+}
+
+fn highest_sack() -> String {
+    "highest_sack".into()
 }
 
 fn cc_window() -> String {

@@ -218,6 +218,7 @@ def transport(sc: Scenario) -> dict:
                                                   ("pacing_rate_change", "keep"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
+                                                  ("loss_marking", "highest_sack"),
                                                   ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"),
                                                   ("prr_reduction_bound", "ssrb"), ("prr_arithmetic", "exact"),
                                                   ("loss_cwr", "flight"), ("rate_window_in_recovery", "prr"),

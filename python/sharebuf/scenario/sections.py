@@ -138,6 +138,11 @@ class TransportSection(Section):
     #: segment was retransmitted already, one segment goes at once whatever the window: that segment if
     #: presumed lost, else new data, else that segment). Needs sack.
     partial_ack: Literal["window", "ns3"] = "window"
+    #: Which un-SACKed data SACK recovery presumes lost, to resend before new data and to leave out of the
+    #: pipe: "highest_sack" (every hole below the highest SACKed byte) or "ns3" (ns-3.39's TcpTxBuffer:
+    #: only a segment with 3 SACKed segments above it, UpdateLostCount; a hole above that stays in the pipe,
+    #: new data goes before it, and a partial ACK whose new head is not presumed lost sends new data). Needs sack.
+    loss_marking: Literal["highest_sack", "ns3"] = "highest_sack"
     #: The retransmission timer during loss recovery: "restart" (restarted when recovery begins and on every
     #: ACK of new data) or "ns3" (ns-3.39: not restarted when recovery begins; of the partial ACKs only the
     #: first since the last full ACK of a recovery or the last timeout restarts it).

@@ -69,6 +69,10 @@ pub struct TransportCfg {
     /// new first unacknowledged segment was retransmitted already (ns-3.39's `DoRetransmit` in
     /// `ProcessAck`): that segment if presumed lost, else new data, else that segment.
     pub partial_ack_rtx: bool,
+    /// SACK recovery presumes a segment lost only with 3 SACKed segments above it (ns-3.39's
+    /// `TcpTxBuffer::UpdateLostCount`, `loss_marking = "ns3"`), not every hole below the highest
+    /// SACKed byte.
+    pub loss_marking_ns3: bool,
     /// The retransmission timer is not restarted when recovery begins, and of the partial ACKs
     /// in recovery only the first since the last full ACK or timeout restarts it (ns-3.39's
     /// `NewAck(ack, m_isFirstPartialAck)`).
@@ -160,6 +164,10 @@ impl TransportCfg {
         let prr_wrap32 = two_way("prr_arithmetic", &t.prr_arithmetic, "exact", "ns3")?;
         let rate_window_after_prr = two_way("rate_window_in_recovery", &t.rate_window_in_recovery, "prr", "rate")?;
         let loss_cwr_ns3 = two_way("loss_cwr", &t.loss_cwr, "flight", "ns3")?;
+        let loss_marking_ns3 = two_way("loss_marking", &t.loss_marking, "highest_sack", "ns3")?;
+        if loss_marking_ns3 && !t.sack {
+            return Err("transport.loss_marking = 'ns3': needs sack = true (it decides which holes of the SACK scoreboard are presumed lost)".into());
+        }
         if partial_ack_rtx && !t.sack {
             return Err("transport.partial_ack = 'ns3': needs sack = true (without SACK every partial ACK already resends the next hole, RFC 6582)".into());
         }
@@ -210,6 +218,7 @@ impl TransportCfg {
             cwr_window_prr,
             ce_echo_ns3,
             partial_ack_rtx,
+            loss_marking_ns3,
             recovery_timer_ns3,
             prr_ssrb_rtx_acked,
             prr_wrap32,

@@ -389,11 +389,12 @@ impl TcpFlow {
     }
 
     /// The sequence below which the un-SACKed data is presumed lost: the highest SACKed byte in
-    /// recovery (RFC 6675 as sharebuf runs it); out of recovery with `cwr_dupacks = "ns3"` (in
-    /// CWR), ns-3.39's IsLost: below the third SACKed segment from the top.
+    /// recovery (RFC 6675 as sharebuf runs it); with `loss_marking = "ns3"`, and out of recovery
+    /// with `cwr_dupacks = "ns3"` (in CWR), ns-3.39's IsLost: below the third SACKed segment from
+    /// the top.
     #[inline]
     fn lost_limit(&self, cfg: &TransportCfg) -> u64 {
-        if cfg.cwr_no_recovery && !self.in_recovery {
+        if cfg.loss_marking_ns3 || cfg.cwr_no_recovery && !self.in_recovery {
             self.sb.lost_below(3, cfg.mss_bytes)
         } else {
             self.sb.highest()
@@ -524,10 +525,17 @@ impl TcpFlow {
                 Some((a, b)) => (a, cfg.mss_bytes.min(b.min(limit) - a), true),
                 None if self.snd_nxt < self.size_bytes => (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false),
                 // ns-3.39's NextSeg rule 3 without (1.b): the first un-SACKed byte not yet
-                // retransmitted, above the highest SACKed one too (the tail of the window).
-                None if cfg.recovery_tail_resend && self.cwr_recover == NO_RECOVER && frontier.max(self.sb.highest()) < self.snd_max => {
-                    let a = frontier.max(self.sb.highest());
-                    (a, cfg.mss_bytes.min(self.snd_max - a), true)
+                // retransmitted, above the highest SACKed one too (the tail of the window); with
+                // `loss_marking = "ns3"` a hole not presumed lost comes first.
+                None if cfg.recovery_tail_resend && self.cwr_recover == NO_RECOVER => {
+                    match self.sb.next_hole(frontier).filter(|_| cfg.loss_marking_ns3) {
+                        Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
+                        None if frontier.max(self.sb.highest()) < self.snd_max => {
+                            let a = frontier.max(self.sb.highest());
+                            (a, cfg.mss_bytes.min(self.snd_max - a), true)
+                        }
+                        None => break,
+                    }
                 }
                 None => break,
             };
@@ -568,8 +576,17 @@ impl TcpFlow {
             return self.snd_nxt - self.snd_una;
         }
         let frontier = self.rexmit_next.max(self.snd_una);
-        let tail_rtx = if cfg.recovery_tail_resend { frontier.saturating_sub(self.sb.highest().max(self.snd_una)) } else { 0 };
-        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_between(frontier, self.lost_limit(cfg))) + tail_rtx
+        let limit = self.lost_limit(cfg);
+        let tail_rtx = if cfg.loss_marking_ns3 {
+            // resent data not presumed lost: its original is in flight too (ns-3.39's
+            // BytesInFlight counts a retransmission whether or not the original was marked lost)
+            self.sb.hole_bytes_between(limit.max(self.snd_una), frontier)
+        } else if cfg.recovery_tail_resend {
+            frontier.saturating_sub(self.sb.highest().max(self.snd_una))
+        } else {
+            0
+        };
+        (self.snd_max - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.sb.hole_bytes_between(frontier, limit)) + tail_rtx
     }
 
     /// ns-3.39's CA_CWR on an ACK that advanced snd_una to `ack` (`recovery_tail = "resend"` or
@@ -1311,7 +1328,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -2255,6 +2272,55 @@ pub(crate) mod tests {
         }
     }
 
+    /// Which holes SACK recovery presumes lost (`loss_marking`). NewReno with SACK and PRR, IW 20
+    /// segments of 1000 B, 40 000 B to send, 50 ms one way, 0.1 ms per segment, partial ACKs and
+    /// the window's tail as ns-3; the first transmissions of 0 and 19 000 (the last of the IW) are
+    /// lost. Segments 1000..18 000 return as duplicate ACKs at 100.1..101.8 ms; the third starts
+    /// recovery (ssthresh 10 000, RecoverFS 20 000) and resends 0 at 100.3 ms. PRR lets a new
+    /// segment go when ceil(delivered · 10 000 / 20 000) − out reaches 1000 (100.6, 100.8, 101.0,
+    /// 101.2 ms), then, once the pipe is at ssthresh, one per ACK (101.5..101.8): 20 000..27 000.
+    /// Both rules agree so far: 19 000 lies at the highest SACKed byte, so it is no hole. The ACK of
+    /// 0's retransmission (200.4 ms) is partial, its new head 19 000 not presumed lost: 28 000 goes
+    /// (`partial_ack`). Then the SACKs of 20 000, 21 000, 22 000 arrive at 200.7, 200.9, 201.1 ms.
+    ///   "highest_sack": at 200.7 ms 19 000 lies below the highest SACKed byte, presumed lost and
+    ///   out of the pipe (8000 B: room for two), so 19 000 and 29 000 go at once.
+    ///   "ns3" (ns-3.39's `UpdateLostCount`): 19 000 is lost only with three SACKed segments above
+    ///   it; until then it stays in the pipe (9000 B: room for one) and new data goes, 29 000 at
+    ///   200.7 and 30 000 at 200.9 ms; the third SACK (201.1 ms) marks it and NextSeg's rule 1
+    ///   resends it before 31 000.
+    #[test]
+    fn loss_marking_highest_sack_or_three_sacked_segments_as_ns3() {
+        let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.lost_rtx_rto_only = true;
+            c.recovery_tail_resend = true;
+            c.partial_ack_rtx = true;
+            c.loss_marking_ns3 = ns3;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq == 19_000) && first.insert(p.seq);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(40_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(2_000 * PS_PER_MS);
+            assert!(h.f.finished());
+            assert_eq!(h.f.timeouts, 0);
+            let sent: Vec<(Time, u64, bool)> = h.sent.iter().copied().filter(|s| s.0 > ms(100.0)).collect();
+            let recovery: Vec<(Time, u64)> = sent.iter().take(9).map(|s| (s.0, s.1)).collect();
+            let t = [100.3, 100.6, 100.8, 101.0, 101.2, 101.5, 101.6, 101.7, 101.8];
+            assert_eq!(recovery, t.iter().zip([0, 20_000, 21_000, 22_000, 23_000, 24_000, 25_000, 26_000, 27_000]).map(|(&x, q)| (ms(x), q)).collect::<Vec<_>>());
+            let after: Vec<(Time, u64, bool)> = sent[9..14].to_vec();
+            if ns3 {
+                assert_eq!(after, vec![(ms(200.4), 28_000, false), (ms(200.7), 29_000, false), (ms(200.9), 30_000, false),
+                                       (ms(201.1), 19_000, true), (ms(201.1), 31_000, false)]);
+            } else {
+                assert_eq!(after, vec![(ms(200.4), 28_000, false), (ms(200.7), 19_000, true), (ms(200.7), 29_000, false),
+                                       (ms(200.9), 30_000, false), (ms(201.1), 31_000, false)]);
+            }
+        }
+    }
+
     /// Which ACKs give an RTT sample (`rtt_samples`), on `partial_ack_resends_the_head_and_times_as_ns3`'s
     /// loss: IW 20 segments of 1000 B, no handshake (RTO 1000 ms until a sample), 50 ms one way,
     /// 0.1 ms per segment; the first transmissions of 0 and of everything from 4000 on are lost.
@@ -2468,6 +2534,7 @@ pub(crate) mod tests {
         c.limited_transmit = ns3_loss;
         c.loss_exit_ns3 = ns3_loss;
         c.rtt_samples_ns3 = ns3_loss;
+        c.loss_marking_ns3 = ns3_loss && sack;
         c.prr = prr;
         c.handshake = handshake;
         c.delayed_ack_packets = delack;
