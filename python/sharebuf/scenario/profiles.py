@@ -35,8 +35,6 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # retransmission filling a hole carries no ECN-Echo
         "transport.partial_ack": "ns3",              # ProcessAck: a partial ACK in CA_RECOVERY calls DoRetransmit
                                                      # (one segment at once, whatever the window)
-        "transport.loss_marking": "ns3",             # TcpTxBuffer::UpdateLostCount: a segment is lost only with 3 SACKed
-                                                     # segments above it; NextSeg's rule 1 resends only those
         "transport.recovery_timer": "ns3",           # NewAck(ack, m_isFirstPartialAck): in CA_RECOVERY only the first
                                                      # partial ACK restarts the timer; EnterRecovery restarts none
         "transport.prr_reduction_bound": "ns3",      # TcpPrrRecovery::DoRecovery: RFC 6937's slow-start bound only on an
