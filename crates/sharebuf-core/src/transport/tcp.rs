@@ -1777,11 +1777,7 @@ pub(crate) mod tests {
     #[test]
     fn recovery_tail_not_resent_in_ns3_cwr() {
         for mark in [false, true] {
-            let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 20;
-            c.prr = true;
-            c.lost_rtx_rto_only = true;
-            c.recovery_tail_resend = true;
+            let mut c = sack_prr_iw20();
             let mut first = std::collections::HashSet::new();
             let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 18_000 | 19_000) && first.insert(p.seq);
             let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
@@ -1827,11 +1823,7 @@ pub(crate) mod tests {
     fn cwr_dupacks_start_recovery_or_wait_as_ns3() {
         let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
         for ns3 in [false, true] {
-            let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 20;
-            c.prr = true;
-            c.lost_rtx_rto_only = true;
-            c.recovery_tail_resend = true;
+            let mut c = sack_prr_iw20();
             c.cwr_no_recovery = ns3;
             let mut first = std::collections::HashSet::new();
             let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 17_000) && first.insert(p.seq);
@@ -2206,17 +2198,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// SACK with PRR, an initial window of 20 segments of 1000 B, lost retransmissions left to the
+    /// timer and the window's tail resent as ns-3 (the recovery tests' common setting).
+    fn sack_prr_iw20() -> TransportCfg {
+        let mut c = cfg(1000, true);
+        c.init_cwnd_packets = 20;
+        c.prr = true;
+        c.lost_rtx_rto_only = true;
+        c.recovery_tail_resend = true;
+        c
+    }
+
     /// The loss of `partial_ack_resends_the_head_and_times_as_ns3` and `rtt_samples_every_ack_or_as_ns3`,
     /// run for 20 s: NewReno with SACK and PRR, IW 20 segments of 1000 B, 50 ms one way, 0.1 ms
     /// per segment, lost retransmissions left to the timer, the window's tail resent as ns-3;
     /// the first transmissions of 0 and of everything from 4000 on are lost. `set` adjusts the
     /// configuration.
     fn head_and_tail_lost(set: impl FnOnce(&mut TransportCfg)) -> Harness<'static> {
-        let mut c = cfg(1000, true);
-        c.init_cwnd_packets = 20;
-        c.prr = true;
-        c.lost_rtx_rto_only = true;
-        c.recovery_tail_resend = true;
+        let mut c = sack_prr_iw20();
         set(&mut c);
         let mut first = std::collections::HashSet::new();
         let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq >= 4000) && first.insert(p.seq);
@@ -2292,11 +2291,7 @@ pub(crate) mod tests {
     fn loss_marking_highest_sack_or_three_sacked_segments_as_ns3() {
         let ms = |x: f64| (x * PS_PER_MS as f64).round() as Time;
         for ns3 in [false, true] {
-            let mut c = cfg(1000, true);
-            c.init_cwnd_packets = 20;
-            c.prr = true;
-            c.lost_rtx_rto_only = true;
-            c.recovery_tail_resend = true;
+            let mut c = sack_prr_iw20();
             c.partial_ack_rtx = true;
             c.loss_marking_ns3 = ns3;
             let mut first = std::collections::HashSet::new();
