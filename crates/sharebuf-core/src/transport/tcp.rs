@@ -1777,7 +1777,7 @@ pub(crate) mod tests {
     #[test]
     fn recovery_tail_not_resent_in_ns3_cwr() {
         for mark in [false, true] {
-            let mut c = sack_prr_iw20();
+            let c = sack_prr_iw20();
             let mut first = std::collections::HashSet::new();
             let drop = move |p: &Packet, _t: Time| matches!(p.seq, 5_000 | 18_000 | 19_000) && first.insert(p.seq);
             let cc = crate::cc::build("dctcp", &serde_json::Map::new()).unwrap();
