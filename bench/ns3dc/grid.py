@@ -488,8 +488,8 @@ def traced_table(variant):
                 t, f = traced_long(p, a, seed), sb_path(variant, p, a, seed)
                 if t is None or not f.exists():
                     continue
-                d = pd.read_parquet(f, columns=["flow_id", "timeouts", "finished"])
-                mine = dict(zip(d.flow_id, (d.timeouts > 0) | ~d.finished))
+                d = pd.read_parquet(f, columns=["flow_id", "timeouts"])
+                mine = dict(zip(d.flow_id, d.timeouts > 0))
                 ids = sorted(t)
                 ns.append(np.array([t[i] for i in ids]))
                 sb.append(np.array([mine[i] for i in ids]))

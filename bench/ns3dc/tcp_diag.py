@@ -51,7 +51,16 @@ ECE = 0x40
 
 
 def point(name):
-    return next(p for p in grid.points() if p["name"] == name)
+    pts = {p["name"]: p for p in grid.points()}
+    if name not in pts:
+        sys.exit(f"--point {name!r}: not a point of grid.toml; allowed: {', '.join(pts)}")
+    return pts[name]
+
+
+def resent(seq):
+    """How many of a sender's data segments, in the order sent (their sequence numbers), were sent
+    again: at or below a sequence sent before."""
+    return int(np.sum(seq[1:] <= np.maximum.accumulate(seq)[:-1])) if len(seq) else 0
 
 
 def cmd_run(a):
@@ -86,7 +95,6 @@ def summary_ns3dc(m, ev):
             continue
         t0 = data.t_ns.iloc[0]
         seq = data.a.to_numpy()
-        retx = np.r_[False, seq[1:] <= np.maximum.accumulate(seq)[:-1]]
         r = g[(g.k == "r") & (g.t_ns > t0)]
         ece = r[(r.b.astype(int) & ECE) != 0]
         cut = g[(g.k == "g") & g.a.isin([2, 3]) & (g.t_ns > t0)]
@@ -98,7 +106,7 @@ def summary_ns3dc(m, ev):
                          cwnd_max_2ms=c[c.t_ns < t0 + 2e6].a.max() / 1400,
                          sent_300us=int(((data.t_ns > fe) & (data.t_ns <= fe + 3e5)).sum()) if len(cut) else np.nan,
                          acks_300us=int(((r.t_ns > fe) & (r.t_ns <= fe + 3e5)).sum()) if len(cut) else np.nan,
-                         cuts=int(len(s)), retx=int(retx.sum()), timeouts=int(((g.k == "g") & (g.a == 4)).sum())))
+                         cuts=int(len(s)), retx=resent(seq), timeouts=int(((g.k == "g") & (g.a == 4)).sum())))
     return pd.DataFrame(rows).set_index("fid")
 
 
@@ -186,10 +194,7 @@ def long_timeouts_ns3dc(m, ev):
     m = m[m["size"] >= grid.LONG_MIN]
     ev = ev[ev.fid.isin(set(m.fid))]
     lost = set(ev[(ev.k == "g") & (ev.a == 4)].fid)
-    retx = {}
-    for fid, g in ev[(ev.k == "t") & (ev.b > 0)].groupby("fid"):
-        seq = g.a.to_numpy()
-        retx[fid] = int(np.sum(seq[1:] <= np.maximum.accumulate(seq)[:-1]))
+    retx = {fid: resent(g.a.to_numpy()) for fid, g in ev[(ev.k == "t") & (ev.b > 0)].groupby("fid")}
     return pd.DataFrame({"flow_id": m.fid.astype(int).to_numpy(), "size_bytes": m["size"].astype(int).to_numpy(),
                          "timed_out": [int(f in lost) for f in m.fid],
                          "retransmissions": [retx.get(f, 0) for f in m.fid]}).sort_values("flow_id")
@@ -204,6 +209,10 @@ def same_text(a, b):
 def cmd_keep(a):
     """Keep a traced ns3dc run's long-flow timeouts in results/grid/<point>/ (grid.py's traced table)."""
     p = point(a.point)
+    for f in (a.fct, f"{a.trace}-tcp.txt", f"{a.trace}-tcpmap.txt"):
+        if not Path(f).is_file():
+            sys.exit(f"{f}: no such file (--fct is the traced run's fct file, --trace the prefix of its "
+                     f"PREFIX-tcp.txt and PREFIX-tcpmap.txt)")
     ref = grid.fct_path(p, a.alg, a.seed)
     if ref is None:
         sys.exit(f"{a.point} {a.alg} seed {a.seed}: no ns3dc fct file in results/grid; run grid.py ns3dc first")

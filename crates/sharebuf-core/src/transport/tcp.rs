@@ -528,7 +528,8 @@ impl TcpFlow {
                 // retransmitted, above the highest SACKed one too (the tail of the window); with
                 // `loss_marking = "ns3"` a hole not presumed lost comes first.
                 None if cfg.recovery_tail_resend && self.cwr_recover == NO_RECOVER => {
-                    match self.sb.next_hole(frontier).filter(|_| cfg.loss_marking_ns3) {
+                    let unmarked_hole = if cfg.loss_marking_ns3 { self.sb.next_hole(frontier) } else { None };
+                    match unmarked_hole {
                         Some((a, b)) => (a, cfg.mss_bytes.min(b - a), true),
                         None if frontier.max(self.sb.highest()) < self.snd_max => {
                             let a = frontier.max(self.sb.highest());
