@@ -2,16 +2,21 @@
 """Where and which packets a grid point's short flows lose, from sharebuf's drop log
 (`[output] drop_log`), against ns3dc's timeouts on the same flows.
 
-  python3 drop_diag.py run   [--point buf3.44-dctcp] [--alg dt] [--variants profile,profile_ns3hash] --out DIR
+  python3 drop_diag.py run   [--point buf3.44-dctcp] [--alg dt] [--variants profile,profile_ns3hash] [--seed S --one-seed] [--queue-sample-us 10] --out DIR
   python3 drop_diag.py table [--point ...] --out DIR
   python3 drop_diag.py ns3dc --trace PREFIX --seed S [--variant profile_ns3hash] --out DIR
 
 `ns3dc` reads a drop trace of ns3dc's run of the point (PREFIX-drops.txt, one line per packet a
 root queue disc drops: t_ns node dev src dst sport dport flags seq ack payload item_bytes
-qdisc_bytes; from a scratch copy of the example with a hook on the queue discs' `Drop` trace
-source, which this repository does not keep) and compares it with sharebuf's drop log of the same
+qdisc_bytes [occupied_bytes ...], with a header line; occupied_bytes is the leaf's shared-buffer
+occupancy (at a leaf's queue disc); from a scratch copy of the example with a hook on the queue
+discs' `Drop` trace source, which this repository does not keep) and compares it with sharebuf's drop log of the same
 seed, up to where the trace ends: drops by place and class, leaf-uplink drop episodes, the long
 flows' uplink drops, and the short flows that time out on either side.
+
+`ns3dc` also sets the leaf uplinks' queues side by side (DT) when the trace has ns3dc's queue
+samples (PREFIX-qs.txt, format in `uplinks_at_threshold`) and the run sharebuf's
+(`run --queue-sample-us`).
 
 `run` replays the point's ns3dc flows (as grid.py sharebuf does) with drop_log on, one run at a
 time, into DIR/<variant>/<alg>-s<seed>/; `table` classifies every short flow (< 100 KB web search)
@@ -47,11 +52,12 @@ def point(name):
 def cmd_run(a):
     import sharebuf
     p = point(a.point)
-    for seed in p["seeds"]:
+    for seed in ([a.seed] if a.one_seed else p["seeds"]):
         for variant in a.variants.split(","):
             prof, keys = VARIANTS[variant]
             csvs = grid.replay_csvs(p, seed, hashed=keys.get("topology.ecmp_hash") == "flow")
-            sc = with_keys(grid.scenario(p, a.alg, seed, *csvs), {**keys, "output.drop_log": True})
+            extra = {"output.queue_sample_us": a.queue_sample_us, "output.buffer_sample_us": a.queue_sample_us} if a.queue_sample_us else {}
+            sc = with_keys(grid.scenario(p, a.alg, seed, *csvs), {**keys, "output.drop_log": True, **extra})
             out = Path(a.out) / variant / f"{a.alg}-s{seed}"
             t0 = time.time()
             r = sharebuf.run(sc, profile=prof, quiet=True, out=out)
@@ -219,6 +225,37 @@ def episodes(t, keys):
     return np.array(out).reshape(-1, 2)
 
 
+def uplinks_at_threshold(p, prefix, run, end_ns, alpha=0.5, near=0.95):
+    """With ns3dc's queue samples (PREFIX-qs.txt: t_ns leaf occupied, then each leaf queue disc's bytes,
+    its 32 server ports and its uplinks, then the spines' toward it) and sharebuf's (`drop_log` run with
+    --queue-sample-us): the leaf uplinks' mean queue, the share of the time they are busy and within
+    `near` of DT's threshold alpha x (buffer - occupied) (the web-search queue's alpha, 0.5 in the
+grid), up to where both runs sampled."""
+    qs, qo, bo = Path(f"{prefix}-qs.txt"), run / "queue_occupancy.parquet", run / "buffer.parquet"
+    if not (qs.is_file() and qo.is_file() and bo.is_file()):
+        return
+    n = pd.read_csv(qs, sep=" ", header=None)
+    n["ms"] = (n[0] - 10e9) / 1e6
+    s = pd.read_parquet(qo)
+    s = s[s.port >= SERVERS].groupby(["time_s", "switch", "port"]).bytes.sum().unstack(["switch", "port"])
+    b = pd.read_parquet(bo).pivot(index="time_s", columns="switch", values="occupancy_bytes")
+    tmax = min(n.ms.max(), s.index.max() * 1e3, end_ns / 1e6)
+    rows = []
+    for leaf in range(LEAVES):
+        nl = n[(n[1] == leaf) & (n.ms <= tmax)]
+        sl = s[s.index * 1e3 <= tmax]
+        thr_n = alpha * (p["buffer"] - nl[2])
+        thr_s = alpha * (p["buffer"] - b.loc[sl.index, f"leaf{leaf}"].to_numpy())
+        for port in sorted(c[1] for c in sl.columns if c[0] == leaf):
+            qn = nl[3 + port] * 1432 / 1452
+            qs_ = sl[(leaf, port)].to_numpy()
+            rows.append((qn.mean(), qs_.mean(), (qn > 0).mean(), (qs_ > 0).mean(), (qn >= near * thr_n).mean(), (qs_ >= near * thr_s).mean()))
+    r = np.array(rows).mean(axis=0)
+    print(f"  leaf uplinks sampled up to {tmax:.0f} ms (ns3dc / sharebuf, mean over {len(rows)}): queue {r[0] / 1e3:.1f} / "
+          f"{r[1] / 1e3:.1f} KB, busy {r[2]:.1%} / {r[3]:.1%} of the time, within {near:.0%} of DT's threshold "
+          f"{r[4]:.2%} / {r[5]:.2%}")
+
+
 def cmd_ns3dc(a):
     p = point(a.point)
     nd = ns3dc_drops(p, a.seed, a.trace)
@@ -243,6 +280,17 @@ def cmd_ns3dc(a):
         print(f"  {name} leaf-uplink drop episodes: {len(e)}, drops per episode median {np.median(e[:, 0]):.0f} "
               f"mean {e[:, 0].mean():.0f}, length median {np.median(e[:, 1]) / 1e3:.0f} us; "
               f"queue at the drops median {np.median(t['qdisc_bytes'] * 1432 / 1452 if name == 'ns3dc' else t['queue_bytes']) / 1e3:.0f} KB (BM bytes)")
+    # DT's rule at those drops: the queue against alpha x (B - occupied), when ns3dc's trace has both
+    n_up, s_up = nd[nd["where"] == "leaf up"], sd[sd["where"] == "leaf up"]
+    if "occupied_bytes" in nd and (n_up.qdisc_bytes >= 0).all() and (n_up.occupied_bytes >= 0).all() and len(n_up):
+        rn = n_up.qdisc_bytes * 1432 / 1452 / (p["buffer"] - n_up.occupied_bytes)
+        rs = s_up.queue_bytes / (p["buffer"] - s_up.switch_occupied_bytes)
+        print(f"  leaf-uplink drops: switch occupancy median {n_up.occupied_bytes.median() / 1e3:.0f} / "
+              f"{s_up.switch_occupied_bytes.median() / 1e3:.0f} KB; queue / (buffer - occupied) p10 / p50 / p90 "
+              f"{' / '.join(f'{x:.2f}' for x in np.percentile(rn, [10, 50, 90]))} in ns3dc, "
+              f"{' / '.join(f'{x:.2f}' for x in np.percentile(rs, [10, 50, 90]))} in sharebuf (DT drops at its alpha)")
+    if a.alg == "dt":
+        uplinks_at_threshold(p, a.trace, run, end_ns)
     # per flow: uplink drops on each side, the first drop after the flow's start, the first episode
     up_n, up_s = nd[nd["where"] == "leaf up"], sd[sd["where"] == "leaf up"]
     rows = []
@@ -301,6 +349,9 @@ def main():
     ap.add_argument("--trace", help="ns3dc: the trace's prefix (PREFIX-drops.txt)")
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--variant", default="profile_ns3hash")
+    ap.add_argument("--one-seed", action="store_true", help="run: --seed only, not every seed of the point")
+    ap.add_argument("--queue-sample-us", type=float, default=0,
+                    help="run: also sample every queue and switch this often (queue_occupancy.parquet, buffer.parquet)")
     a = ap.parse_args()
     {"run": cmd_run, "table": cmd_table, "ns3dc": cmd_ns3dc}[a.cmd](a)
 

@@ -5,6 +5,7 @@
   python3 tcp_diag.py compare --point ... --seed 2 --trace PREFIX --out DIR
   python3 tcp_diag.py flow    --point ... --seed 2 --trace PREFIX --out DIR --flow 1166 [--until-us 3000] [--bin-us 100]
   python3 tcp_diag.py keep    --point ... --alg abm --seed 1 --trace PREFIX --fct FCT
+  python3 tcp_diag.py recoveries --point ... --seed 2 --trace PREFIX --out DIR
 
 `run` replays the point's ns3dc flows (as grid.py sharebuf does) with `tcp_trace_min_size_bytes`
 (default 1 MB) and the drop log, into DIR/<variant>/<alg>-s<seed>/.
@@ -200,6 +201,91 @@ def long_timeouts_ns3dc(m, ev):
                          "retransmissions": [retx.get(f, 0) for f in m.fid]}).sort_values("flow_id")
 
 
+STATE = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
+RANKS = ((0, 0, "0"), (1, 2, "1-2"), (3, 9, "3-9"), (10, 1 << 30, "10+"))
+
+
+def recoveries_of(events):
+    """One flow's loss recoveries from its events in order, (t_ns, kind, seq, state after it) with
+    kind "send" (a data segment), "ack" or "state" (a change of state alone): per recovery its start, the state it ended in, its ACKs
+    and segments sent, its retransmissions ((seq, t_ns), in order) and the segment a timeout ending
+    it resent first."""
+    out, cur, prev, sent = [], None, "open", set()
+    for t, kind, seq, st in events:
+        if st == "recovery" and prev != "recovery":
+            cur = dict(t0=t, end=None, acks=0, sends=0, rtx=[], rto_seq=None)
+            out.append(cur)
+        elif st != "recovery" and prev == "recovery":
+            cur["end"] = st
+        if cur is not None and cur["end"] == "loss" and cur["rto_seq"] is None and kind == "send":
+            cur["rto_seq"] = seq
+        if st == "recovery":
+            if kind == "ack":
+                cur["acks"] += 1
+            elif kind == "send":
+                cur["sends"] += 1
+                if seq in sent:
+                    cur["rtx"].append((seq, t))
+        if kind == "send":
+            sent.add(seq)
+        prev = st
+    return out
+
+
+def recoveries_ns3dc(ev):
+    out = []
+    for _, g in ev[ev.k.isin(["g", "t", "r"])].groupby("fid"):
+        st, events = "open", []
+        for r in g.itertuples():
+            if r.k == "g":
+                st = STATE[int(r.a)]
+                events.append((r.t_ns, "state", None, st))
+            elif r.k == "r":
+                events.append((r.t_ns, "ack", r.a, st))
+            elif r.b > 0:
+                events.append((r.t_ns, "send", r.a, st))
+        out += recoveries_of(events)
+    return out
+
+
+def recoveries_sharebuf(t, fids):
+    out = []
+    for _, g in t[t.flow_id.isin(fids) & t.event.isin(["send", "ack"])].groupby("flow_id"):
+        out += recoveries_of(zip(g.time_ns, g.event, g.seq, g.state))
+    return out
+
+
+def cmd_recoveries(a):
+    p = point(a.point)
+    m, ev = ns3dc_trace(p, a.seed, a.trace)
+    t = pd.read_parquet(run_dir(a) / "tcp_trace.parquet")
+    fids = set(m.fid) & set(t.flow_id)
+    sides = (("ns3dc", recoveries_ns3dc(ev[ev.fid.isin(fids)])), ("sharebuf", recoveries_sharebuf(t, fids)))
+    print(f"{a.point} {a.alg} seed {a.seed}, sharebuf `{a.variant}`: loss recoveries of the {len(fids)} flows traced on both sides")
+    for name, rec in sides:
+        done = [r for r in rec if r["end"] is not None]
+        to = [r for r in done if r["end"] == "loss"]
+        ok = [r for r in done if r["end"] != "loss"]
+        spa = sum(r["sends"] for r in ok) / max(1, sum(r["acks"] for r in ok))
+        cells = []
+        for lo, hi, label in RANKS:
+            n = first = 0
+            dt = []
+            for r in done:
+                seqs = [q for q, _ in r["rtx"]]
+                k_rto = seqs.index(r["rto_seq"]) if r["end"] == "loss" and r["rto_seq"] in seqs else None
+                for k, (q, tt) in enumerate(r["rtx"][lo:hi + 1], start=lo):
+                    n += 1
+                    dt.append((tt - r["t0"]) / 1e3)
+                    first += k == k_rto
+            cells.append(f"{label}: {n} sent, median {np.median(dt) if dt else np.nan:.0f} us in, {first} resent by the timeout "
+                         f"({first / max(n, 1):.2%})")
+        never = sum(1 for r in to if r["rto_seq"] not in [q for q, _ in r["rtx"]])
+        print(f"  {name}: {len(done)} recoveries, {len(to)} end in a timeout ({len(to) / max(len(done), 1):.1%}; the "
+              f"timeout resends a segment the recovery never resent at {never}); segments sent per ACK in the others "
+              f"{spa:.3f}; retransmissions by rank: " + "; ".join(cells))
+
+
 def same_text(a, b):
     op = lambda f: gzip.open(f, "rb") if str(f).endswith(".gz") else open(f, "rb")   # noqa: E731
     with op(a) as fa, op(b) as fb:
@@ -248,7 +334,7 @@ def main():
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--trace", required=True, help="PREFIX of ns3dc's PREFIX-tcp.txt and PREFIX-tcpmap.txt")
     s.add_argument("--fct", required=True, help="the fct file the traced run wrote (checked against results/grid)")
-    for name in ("run", "compare", "flow"):
+    for name in ("run", "compare", "flow", "recoveries"):
         s = sub.add_parser(name)
         s.add_argument("--point", default="buf3.44-dctcp")
         s.add_argument("--alg", default="dt", choices=["dt", "abm"])
@@ -264,7 +350,7 @@ def main():
             s.add_argument("--until-us", type=float, default=3000)
             s.add_argument("--bin-us", type=float, default=100)
     a = ap.parse_args()
-    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow, "keep": cmd_keep}[a.cmd](a)
+    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow, "keep": cmd_keep, "recoveries": cmd_recoveries}[a.cmd](a)
 
 
 if __name__ == "__main__":

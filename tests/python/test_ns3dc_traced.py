@@ -52,3 +52,26 @@ def test_kept_flows_are_the_runs_long_flows(grid, path):
     assert fct is not None and len(grid.classes_ns3dc(fct)["long"][0]) == len(rows)
     # a flow that waited out a timeout resent at least the segment the timeout resent
     assert all(int(r["retransmissions"]) >= 1 for r in rows if r["timed_out"] == "1")
+
+
+@pytest.fixture(scope="module")
+def tcp_diag():
+    sys.path.insert(0, str(NS3DC))
+    try:
+        yield importlib.import_module("tcp_diag")
+    finally:
+        sys.path.remove(str(NS3DC))
+
+
+def test_recoveries_rank_the_retransmissions_and_name_the_one_a_timeout_resends(tcp_diag):
+    """By hand: segments 0..4 sent; a recovery resends 1 (rank 0), sends new 5, resends 3 (rank 1);
+    a timeout then resends 3 first. A second recovery resends 6 (rank 0) and ends in open."""
+    ev = [(0, "send", s, "open") for s in range(5)]
+    ev += [(10, "ack", 1, "disorder"), (11, "ack", 1, "disorder"), (11, "state", None, "recovery"), (11, "send", 1, "recovery"),
+           (12, "ack", 1, "recovery"), (12, "send", 5, "recovery"), (13, "send", 3, "recovery"),
+           (20, "state", None, "loss"), (20, "send", 3, "loss"), (21, "send", 6, "loss"),
+           (30, "ack", 7, "open"), (31, "send", 7, "open"), (40, "ack", 7, "recovery"),
+           (40, "send", 6, "recovery"), (50, "ack", 8, "open")]
+    a, b = tcp_diag.recoveries_of(ev)
+    assert (a["t0"], a["end"], a["acks"], a["sends"], a["rtx"], a["rto_seq"]) == (11, "loss", 1, 3, [(1, 11), (3, 13)], 3)
+    assert (b["t0"], b["end"], b["acks"], b["sends"], b["rtx"], b["rto_seq"]) == (40, "open", 1, 1, [(6, 40)], None)
