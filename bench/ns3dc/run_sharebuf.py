@@ -142,6 +142,9 @@ VARIANTS = {
     # the profile with ns-3.39's loss marking in SACK recovery (TcpTxBuffer::UpdateLostCount: a segment is
     # lost only with three SACKed segments above it), which the profile does not set (docs/validation.md)
     "profile_ns3hash_lossmarking": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.loss_marking": "ns3"}),
+    # the profile without SendPendingData's silly-window check for every flow (transport.silly_window, which
+    # the profile sets): a window below one segment lets one go when nothing is in flight
+    "profile_ns3hash_nosilly": ("ns3dc", {"topology.ecmp_hash": "flow", "transport.silly_window": "one_segment"}),
     # ABM's drain rate without the ABM code's empty-poll credit (1,472 B added to a queue's dequeue
     # count each time round robin finds it empty, GenQueueDisc::DoDequeue, which the profile sets);
     # acts on ABM runs only

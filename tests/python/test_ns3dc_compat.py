@@ -864,3 +864,31 @@ def test_abm_empty_poll_credit_named_only_when_set():
     sc["switch"]["bm"].update(preset="code", empty_poll_credit_bytes=-1)
     with pytest.raises(ScenarioError, match=r"switch\.bm\.empty_poll_credit_bytes = -1: must be a whole number of bytes >= 0"):
         sharebuf.run(sc)
+
+
+def test_silly_window_named_only_when_ns3_and_set_by_the_profile():
+    """ns-3.39's SendPendingData sends nothing while cwnd - in flight is below one segment (unless the rest
+    of the data fits), for every flow and state; sharebuf's default lets one segment go when nothing is in
+    flight (transport.silly_window). Hand-computed in
+    transport::tcp::tests::silly_window_waits_for_the_timer_with_an_empty_window_as_ns3 (a recovery that
+    leaves cwnd = pipe = 0: the hole goes at 46 us, or with "ns3" at the timer, 200.046 ms). The spec names
+    it only when "ns3"; the ns3dc profile sets it and a scenario's own "one_segment" wins; a bad value is a
+    clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    for cc in ("cubic", "timely", "powertcp"):
+        sc["transport"] = {"cc": cc}
+        assert "silly_window" not in transport(parse_scenario(sc))
+        sc["transport"] = {"cc": cc, "silly_window": "ns3"}
+        assert transport(parse_scenario(sc))["silly_window"] == "ns3"
+    sc["profile"] = "ns3dc"
+    sc["transport"] = {"cc": "timely"}
+    assert transport(parse_scenario(sc))["silly_window"] == "ns3"
+    sc["transport"] = {"cc": "timely", "silly_window": "one_segment"}
+    assert "silly_window" not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": "cubic", "silly_window": "never"}
+    with pytest.raises(ScenarioError, match="silly_window"):
+        parse_scenario(sc)
+    sc["profile"] = "none"
+    sc["transport"] = {"cc": "cubic", "silly_window": "ns3"}
+    sharebuf.run(sc, quiet=True, out=None)  # the engine takes the key

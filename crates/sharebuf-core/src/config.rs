@@ -329,6 +329,13 @@ pub struct TransportSpec {
     /// check: a window below one segment sends nothing unless the rest of the data fits).
     #[serde(default = "flight")]
     pub loss_cwr: String,
+    /// A window left below one segment with nothing in flight: "one_segment" (one segment goes,
+    /// so a sender never stalls on its own window) or "ns3" (ns-3.39's `SendPendingData`
+    /// silly-window check, for every flow and state: nothing goes while cwnd − in flight is below
+    /// one segment unless the rest of the data fits; a sender whose window fell to its pipe with
+    /// nothing in flight waits for the timer).
+    #[serde(default = "one_segment")]
+    pub silly_window: String,
     /// Limited Transmit (RFC 3042, RFC 5681 §3.2; with SACK as RFC 6675 §5 step 3 and ns-3.39's
     /// `AvailableWindow` in CA_DISORDER): on duplicate ACKs before recovery, the window test
     /// counts the pipe (outstanding less SACKed), without SACK up to two segments less per the
@@ -395,6 +402,10 @@ fn prr_window() -> String {
 
 fn flight() -> String {
     "flight".into()
+}
+
+fn one_segment() -> String {
+    "one_segment".into()
 }
 
 fn all() -> String {

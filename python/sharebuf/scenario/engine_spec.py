@@ -221,7 +221,8 @@ def transport(sc: Scenario) -> dict:
                                                   ("loss_marking", "highest_sack"),
                                                   ("recovery_timer", "restart"), ("syn_ack_window_bytes", "none"),
                                                   ("prr_reduction_bound", "ssrb"), ("prr_arithmetic", "exact"),
-                                                  ("loss_cwr", "flight"), ("rate_window_in_recovery", "prr"),
+                                                  ("loss_cwr", "flight"), ("silly_window", "one_segment"),
+                                                  ("rate_window_in_recovery", "prr"),
                                                   ("limited_transmit", False), ("loss_exit_acked", "all"),
                                                   ("rtt_samples", "every_ack"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}

@@ -43,6 +43,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # ssthresh wraps modulo 2^32 (PRR then sends almost nothing)
         "transport.loss_cwr": "ns3",                 # after a timeout SetSentListLost: an ECN-Echo's EnterCwr runs PRR
                                                      # over the resent data only; below one segment nothing is sent
+        "transport.silly_window": "ns3",             # SendPendingData's silly-window check, every flow: nothing goes while
+                                                     # cwnd - in flight is below a segment (TIMELY's PRR window = pipe = 0
+                                                     # waits for the timer)
         "transport.limited_transmit": True,          # AvailableWindow = cwnd - BytesInFlight, the SACK pipe in any state:
                                                      # in CA_DISORDER each duplicate ACK lets a new segment go
         "transport.loss_exit_acked": "ns3",          # ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS

@@ -170,6 +170,11 @@ class TransportSection(Section):
     #: runs PRR over only what was resent; and SendPendingData's silly-window check: a window below one
     #: segment sends nothing unless the rest of the data fits, so such a sender waits for the next timeout).
     loss_cwr: Literal["flight", "ns3"] = "flight"
+    #: A window left below one segment with nothing in flight: "one_segment" (one segment goes, so a sender
+    #: never stalls on its own window) or "ns3" (ns-3.39's SendPendingData silly-window check for every flow
+    #: and state, fractional rate-based windows too: nothing goes while cwnd - in flight is below one segment
+    #: unless the rest of the data fits; a sender whose window fell to an empty pipe waits for the timer).
+    silly_window: Literal["one_segment", "ns3"] = "one_segment"
     #: Limited Transmit (RFC 3042, a SHOULD of RFC 5681 §3.2): on duplicate ACKs before recovery, new data
     #: goes while the pipe leaves room in cwnd: with SACK the pipe is the data outstanding less what the
     #: receiver holds (RFC 6675 §5 step 3; ns-3.39's AvailableWindow in CA_DISORDER), without SACK one segment

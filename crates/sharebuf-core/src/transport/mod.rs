@@ -94,6 +94,10 @@ pub struct TransportCfg {
     /// it; and always, a window below one segment sends nothing unless the rest of the data
     /// fits (`SendPendingData`'s silly-window check).
     pub loss_cwr_ns3: bool,
+    /// ns-3.39's `SendPendingData` silly-window check for every flow (`silly_window = "ns3"`):
+    /// nothing goes while the window left (cwnd − in flight) is below the segment, also with
+    /// nothing in flight, and also for congestion controls whose window is a fractional rate × τ.
+    pub silly_window_ns3: bool,
     /// Limited Transmit (RFC 3042; with SACK, RFC 6675 §5 step 3 as ns-3.39's `AvailableWindow`
     /// in CA_DISORDER): before recovery, with SACKed data held or duplicate ACKs counted, new
     /// data goes while the pipe (outstanding less SACKed; without SACK, less one segment per
@@ -164,6 +168,7 @@ impl TransportCfg {
         let prr_wrap32 = two_way("prr_arithmetic", &t.prr_arithmetic, "exact", "ns3")?;
         let rate_window_after_prr = two_way("rate_window_in_recovery", &t.rate_window_in_recovery, "prr", "rate")?;
         let loss_cwr_ns3 = two_way("loss_cwr", &t.loss_cwr, "flight", "ns3")?;
+        let silly_window_ns3 = two_way("silly_window", &t.silly_window, "one_segment", "ns3")?;
         let loss_marking_ns3 = two_way("loss_marking", &t.loss_marking, "highest_sack", "ns3")?;
         if loss_marking_ns3 && !t.sack {
             return Err("transport.loss_marking = 'ns3': needs sack = true (it decides which holes of the SACK scoreboard are presumed lost)".into());
@@ -224,6 +229,7 @@ impl TransportCfg {
             prr_wrap32,
             rate_window_after_prr,
             loss_cwr_ns3,
+            silly_window_ns3,
             limited_transmit: t.limited_transmit,
             loss_exit_ns3: two_way("loss_exit_acked", &t.loss_exit_acked, "all", "ns3")?,
             rtt_samples_ns3: two_way("rtt_samples", &t.rtt_samples, "every_ack", "ns3")?,

@@ -462,18 +462,19 @@ impl TcpFlow {
     /// and in_flight + len ≤ the receive window (`syn_ack_window_bytes` until the first ACK: as
     /// ns-3's `AvailableWindow` = min(rWnd, cWnd) − in flight, with `SendPendingData` holding a
     /// segment that does not fit back unless it is the last of the data). A window below one
-    /// segment lets one go when nothing is in flight, except with `loss_cwr = "ns3"`
-    /// (`SendPendingData`'s silly-window check: nothing goes until the window grows or the timer
-    /// fires).
+    /// segment lets one go when nothing is in flight, except with `silly_window = "ns3"` (every
+    /// flow, the fractional windows too) or `loss_cwr = "ns3"` (ECN-capable flows):
+    /// `SendPendingData`'s silly-window check, nothing goes until the window grows or the timer
+    /// fires.
     #[inline]
     fn window_allows(&self, in_flight: u64, len: u64, cfg: &TransportCfg) -> bool {
         if in_flight + len > self.rwnd_bytes {
             return false;
         }
-        if self.partial_window {
-            in_flight < self.win.cwnd_bytes.max(1)
-        } else if self.loss_cwr {
+        if cfg.silly_window_ns3 || self.loss_cwr && !self.partial_window {
             in_flight + len <= self.win.cwnd_bytes
+        } else if self.partial_window {
+            in_flight < self.win.cwnd_bytes.max(1)
         } else {
             in_flight + len <= self.win.cwnd_bytes.max(cfg.mss_bytes)
         }
@@ -1329,7 +1330,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, silly_window_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -2084,6 +2085,48 @@ pub(crate) mod tests {
                 assert_eq!(rtx, vec![(ms(210.7), 7_000), (ms(220.8), 8_000), (ms(220.8), 9_000)]);
                 assert_eq!(h.f.timeouts, 1);
                 assert_eq!(t_rcv, ms(226.0));
+            }
+        }
+    }
+
+    /// `silly_window`: 5 segments of 1000 B, a fixed window of 5 (ssthresh 2^32 − 1 at a loss, as
+    /// ns3dc's TcpAdvanced), PRR with ns-3's arithmetic, 1 µs per segment, 10 µs each way. Segments
+    /// 0 and 1000 are lost; 2000, 3000, 4000 arrive, their duplicate ACKs are back at 23, 24,
+    /// 25 µs and the third starts recovery with the fast retransmit of 0 (cwnd 0 + one segment,
+    /// the pipe then 1000: the hole 1000 waits). 0 arrives at 36 µs; its ACK (1000, partial) at
+    /// 46 µs leaves a pipe of 4000 outstanding − 3000 SACKed − 1000 presumed lost = 0, and PRR's
+    /// sndcnt is 0 (int(ssthresh − pipe) < 0 in ns-3): cwnd = 0.
+    /// * "one_segment": nothing in flight, so one segment goes anyway: 1000 at 46 µs, in at 57 µs.
+    /// * "ns3" (`SendPendingData`: the window left, 0, is below a segment): nothing goes until the
+    ///   timer, restarted by that ACK, fires 200 ms later: 1000 at 200.046 ms, in at 200.057 ms.
+    /// (Under the profile `DoRetransmit` would resend the head on this partial ACK whatever the
+    /// window, `partial_ack = "ns3"`; the stall it shows comes on a duplicate ACK that leaves
+    /// nothing in flight, with `loss_marking = "ns3"` after new data went first.)
+    #[test]
+    fn silly_window_waits_for_the_timer_with_an_empty_window_as_ns3() {
+        let us = |x: u64| x * PS_PER_US;
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.prr = true;
+            c.prr_wrap32 = true;
+            c.silly_window_ns3 = ns3;
+            let mut first = std::collections::HashSet::new();
+            let drop = move |p: &Packet, _t: Time| (p.seq == 0 || p.seq == 1000) && first.insert(p.seq);
+            let mut params = serde_json::Map::new();
+            params.insert("window_packets".into(), 5.into());
+            let cc = crate::cc::build("fixed_window", &params).unwrap();
+            let mut h = Harness::with_line_rate(5_000, c, cc, us(10), us(1), 0, Box::new(drop), 8_000_000_000);
+            h.run_until(2_000 * PS_PER_MS);
+            let first5: Vec<(Time, u64, bool)> = (0..5).map(|k| (us(k), 1000 * k, false)).collect();
+            assert_eq!(h.sent[..6], [&first5[..], &[(us(25), 0, true)]].concat()[..], "ns3 = {ns3}");
+            let at = |t: Time| *h.trace.iter().rev().find(|x| x.0 <= t).unwrap();
+            assert_eq!((at(us(25)).1, at(us(46)).1), (1_000, 0), "ns3 = {ns3}: cwnd after the fast retransmit, after the partial ACK");
+            if ns3 {
+                assert_eq!(h.sent[6], (200 * PS_PER_MS + us(46), 1000, true));
+                assert_eq!((h.f.end_ps, h.f.timeouts), (Some(200 * PS_PER_MS + us(57)), 1));
+            } else {
+                assert_eq!(h.sent[6], (us(46), 1000, true));
+                assert_eq!((h.f.end_ps, h.f.timeouts), (Some(us(57)), 0));
             }
         }
     }
