@@ -515,24 +515,7 @@ def test_rtt_samples_named_only_when_ns3_and_set_by_the_profile():
     transport::tcp::tests::rtt_samples_every_ack_or_as_ns3: RTO 213.01 ms at the recovery and the timeout at
     400.4 ms with every ACK's sample, 1000 ms and 1200.4 ms with ns-3's (no sample from the duplicates).
     The profile sets it for every transport; a spec names it only when "ns3"; a bad value is a clear error."""
-    from sharebuf.scenario.engine_spec import transport
-    sc = star(hosts=2)
-    sc["transport"] = {"cc": "cubic"}
-    assert "rtt_samples" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "cubic", "rtt_samples": "ns3"}
-    assert transport(parse_scenario(sc))["rtt_samples"] == "ns3"
-    sc["profile"] = "ns3dc"
-    for cc in ("cubic", "dctcp"):
-        sc["transport"] = {"cc": cc}
-        assert transport(parse_scenario(sc))["rtt_samples"] == "ns3"
-    sc["transport"] = {"cc": "dctcp", "rtt_samples": "every_ack"}
-    assert "rtt_samples" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "dctcp", "rtt_samples": "karn"}
-    with pytest.raises(ScenarioError, match="rtt_samples"):
-        parse_scenario(sc)
-    sc["profile"] = "none"
-    sc["transport"] = {"cc": "cubic", "rtt_samples": "ns3"}
-    sharebuf.run(sc, quiet=True, out=None)  # the engine takes the key
+    _named_when_ns3_and_set_by_the_profile("rtt_samples", "every_ack", "karn", ("cubic", "dctcp"))
 
 
 def test_loss_marking_named_only_when_ns3_not_set_by_the_profile_and_needs_sack():
@@ -874,21 +857,29 @@ def test_silly_window_named_only_when_ns3_and_set_by_the_profile():
     leaves cwnd = pipe = 0: the hole goes at 46 us, or with "ns3" at the timer, 200.046 ms). The spec names
     it only when "ns3"; the ns3dc profile sets it and a scenario's own "one_segment" wins; a bad value is a
     clear error."""
+    _named_when_ns3_and_set_by_the_profile("silly_window", "one_segment", "never", ("cubic", "timely", "powertcp"))
+
+
+def _named_when_ns3_and_set_by_the_profile(key, default, bad, ccs):
+    """A transport key of ns3dc's TCP that the profile sets to "ns3": a spec names it only when "ns3" (a
+    default run's key is unchanged), the profile sets it for each of `ccs`, a scenario's own `default`
+    wins over the profile, a `bad` value is a clear error naming the key, and the engine takes it."""
     from sharebuf.scenario.engine_spec import transport
     sc = star(hosts=2)
-    for cc in ("cubic", "timely", "powertcp"):
+    for cc in ccs:
         sc["transport"] = {"cc": cc}
-        assert "silly_window" not in transport(parse_scenario(sc))
-        sc["transport"] = {"cc": cc, "silly_window": "ns3"}
-        assert transport(parse_scenario(sc))["silly_window"] == "ns3"
+        assert key not in transport(parse_scenario(sc))
+        sc["transport"] = {"cc": cc, key: "ns3"}
+        assert transport(parse_scenario(sc))[key] == "ns3"
     sc["profile"] = "ns3dc"
-    sc["transport"] = {"cc": "timely"}
-    assert transport(parse_scenario(sc))["silly_window"] == "ns3"
-    sc["transport"] = {"cc": "timely", "silly_window": "one_segment"}
-    assert "silly_window" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "cubic", "silly_window": "never"}
-    with pytest.raises(ScenarioError, match="silly_window"):
+    for cc in ccs:
+        sc["transport"] = {"cc": cc}
+        assert transport(parse_scenario(sc))[key] == "ns3"
+        sc["transport"] = {"cc": cc, key: default}
+        assert key not in transport(parse_scenario(sc))
+    sc["transport"] = {"cc": ccs[0], key: bad}
+    with pytest.raises(ScenarioError, match=key):
         parse_scenario(sc)
     sc["profile"] = "none"
-    sc["transport"] = {"cc": "cubic", "silly_window": "ns3"}
+    sc["transport"] = {"cc": ccs[0], key: "ns3"}
     sharebuf.run(sc, quiet=True, out=None)  # the engine takes the key

@@ -19,13 +19,18 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gl
 KEPT = sorted((NS3DC / "results" / "grid").glob("*/long-*-s*.csv.gz"))
 
 
-@pytest.fixture(scope="module")
-def grid():
+def _bench_module(name):
+    """bench/ns3dc's module `name`, imported with its folder on the path while the fixture lives."""
     sys.path.insert(0, str(NS3DC))
     try:
-        yield importlib.import_module("grid")
+        yield importlib.import_module(name)
     finally:
         sys.path.remove(str(NS3DC))
+
+
+@pytest.fixture(scope="module")
+def grid():
+    yield from _bench_module("grid")
 
 
 def test_some_traced_runs_are_kept():
@@ -56,11 +61,7 @@ def test_kept_flows_are_the_runs_long_flows(grid, path):
 
 @pytest.fixture(scope="module")
 def tcp_diag():
-    sys.path.insert(0, str(NS3DC))
-    try:
-        yield importlib.import_module("tcp_diag")
-    finally:
-        sys.path.remove(str(NS3DC))
+    yield from _bench_module("tcp_diag")
 
 
 def test_recoveries_rank_the_retransmissions_and_name_the_one_a_timeout_resends(tcp_diag):
