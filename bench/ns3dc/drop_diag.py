@@ -43,6 +43,9 @@ from compare import BASE_RTT_S, HOST_BPS, SHORT_MAX  # noqa: E402
 from run_sharebuf import VARIANTS, with_keys  # noqa: E402
 
 SERVERS, LEAVES = 32, 2
+#: ns3dc's queue disc counts a data packet's IP bytes (1452), its shared buffer only the payload
+#: accounting sharebuf's `ip_payload` uses (1432): a queue disc's bytes in the buffer's terms
+QDISC_TO_BM = 1432 / 1452
 
 
 def point(name):
@@ -225,12 +228,13 @@ def episodes(t, keys):
     return np.array(out).reshape(-1, 2)
 
 
-def uplinks_at_threshold(p, prefix, run, end_ns, alpha=0.5, near=0.95):
+def uplinks_at_threshold(p, prefix, run, end_ns, near=0.95):
     """With ns3dc's queue samples (PREFIX-qs.txt: t_ns leaf occupied, then each leaf queue disc's bytes,
     its 32 server ports and its uplinks, then the spines' toward it) and sharebuf's (`drop_log` run with
     --queue-sample-us): the leaf uplinks' mean queue, the share of the time they are busy and within
-    `near` of DT's threshold alpha x (buffer - occupied) (the web-search queue's alpha, 0.5 in the
-grid), up to where both runs sampled."""
+    `near` of DT's threshold alpha x (buffer - occupied) (the web-search queue's alpha), up to where
+both runs sampled."""
+    alpha = grid.ALPHAS[1]
     qs, qo, bo = Path(f"{prefix}-qs.txt"), run / "queue_occupancy.parquet", run / "buffer.parquet"
     if not (qs.is_file() and qo.is_file() and bo.is_file()):
         return
@@ -247,7 +251,7 @@ grid), up to where both runs sampled."""
         thr_n = alpha * (p["buffer"] - nl[2])
         thr_s = alpha * (p["buffer"] - b.loc[sl.index, f"leaf{leaf}"].to_numpy())
         for port in sorted(c[1] for c in sl.columns if c[0] == leaf):
-            qn = nl[3 + port] * 1432 / 1452
+            qn = nl[3 + port] * QDISC_TO_BM
             qs_ = sl[(leaf, port)].to_numpy()
             rows.append((qn.mean(), qs_.mean(), (qn > 0).mean(), (qs_ > 0).mean(), (qn >= near * thr_n).mean(), (qs_ >= near * thr_s).mean()))
     r = np.array(rows).mean(axis=0)
@@ -279,20 +283,19 @@ def cmd_ns3dc(a):
         e = episodes(t, k)
         print(f"  {name} leaf-uplink drop episodes: {len(e)}, drops per episode median {np.median(e[:, 0]):.0f} "
               f"mean {e[:, 0].mean():.0f}, length median {np.median(e[:, 1]) / 1e3:.0f} us; "
-              f"queue at the drops median {np.median(t['qdisc_bytes'] * 1432 / 1452 if name == 'ns3dc' else t['queue_bytes']) / 1e3:.0f} KB (BM bytes)")
+              f"queue at the drops median {np.median(t['qdisc_bytes'] * QDISC_TO_BM if name == 'ns3dc' else t['queue_bytes']) / 1e3:.0f} KB (BM bytes)")
     # DT's rule at those drops: the queue against alpha x (B - occupied), when ns3dc's trace has both
-    n_up, s_up = nd[nd["where"] == "leaf up"], sd[sd["where"] == "leaf up"]
-    if "occupied_bytes" in nd and (n_up.qdisc_bytes >= 0).all() and (n_up.occupied_bytes >= 0).all() and len(n_up):
-        rn = n_up.qdisc_bytes * 1432 / 1452 / (p["buffer"] - n_up.occupied_bytes)
-        rs = s_up.queue_bytes / (p["buffer"] - s_up.switch_occupied_bytes)
-        print(f"  leaf-uplink drops: switch occupancy median {n_up.occupied_bytes.median() / 1e3:.0f} / "
-              f"{s_up.switch_occupied_bytes.median() / 1e3:.0f} KB; queue / (buffer - occupied) p10 / p50 / p90 "
+    up_n, up_s = nd[nd["where"] == "leaf up"], sd[sd["where"] == "leaf up"]
+    if "occupied_bytes" in nd and (up_n.qdisc_bytes >= 0).all() and (up_n.occupied_bytes >= 0).all() and len(up_n):
+        rn = up_n.qdisc_bytes * QDISC_TO_BM / (p["buffer"] - up_n.occupied_bytes)
+        rs = up_s.queue_bytes / (p["buffer"] - up_s.switch_occupied_bytes)
+        print(f"  leaf-uplink drops: switch occupancy median {up_n.occupied_bytes.median() / 1e3:.0f} / "
+              f"{up_s.switch_occupied_bytes.median() / 1e3:.0f} KB; queue / (buffer - occupied) p10 / p50 / p90 "
               f"{' / '.join(f'{x:.2f}' for x in np.percentile(rn, [10, 50, 90]))} in ns3dc, "
               f"{' / '.join(f'{x:.2f}' for x in np.percentile(rs, [10, 50, 90]))} in sharebuf (DT drops at its alpha)")
     if a.alg == "dt":
         uplinks_at_threshold(p, a.trace, run, end_ns)
     # per flow: uplink drops on each side, the first drop after the flow's start, the first episode
-    up_n, up_s = nd[nd["where"] == "leaf up"], sd[sd["where"] == "leaf up"]
     rows = []
     for fid in sorted(set(up_n.flow_id) | set(up_s.flow_id)):
         one = []

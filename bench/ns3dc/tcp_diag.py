@@ -267,20 +267,17 @@ def cmd_recoveries(a):
         to = [r for r in done if r["end"] == "loss"]
         ok = [r for r in done if r["end"] != "loss"]
         spa = sum(r["sends"] for r in ok) / max(1, sum(r["acks"] for r in ok))
+        # the rank, among the recovery's retransmissions, of the segment its timeout resent first
+        # (None: no timeout, or a segment the recovery never resent)
+        rto_rank = [next((k for k, (q, _) in enumerate(r["rtx"]) if q == r["rto_seq"]), None) if r["end"] == "loss" else None
+                    for r in done]
         cells = []
         for lo, hi, label in RANKS:
-            n = first = 0
-            dt = []
-            for r in done:
-                seqs = [q for q, _ in r["rtx"]]
-                k_rto = seqs.index(r["rto_seq"]) if r["end"] == "loss" and r["rto_seq"] in seqs else None
-                for k, (q, tt) in enumerate(r["rtx"][lo:hi + 1], start=lo):
-                    n += 1
-                    dt.append((tt - r["t0"]) / 1e3)
-                    first += k == k_rto
-            cells.append(f"{label}: {n} sent, median {np.median(dt) if dt else np.nan:.0f} us in, {first} resent by the timeout "
-                         f"({first / max(n, 1):.2%})")
-        never = sum(1 for r in to if r["rto_seq"] not in [q for q, _ in r["rtx"]])
+            dt = [(tt - r["t0"]) / 1e3 for r in done for _, tt in r["rtx"][lo:hi + 1]]
+            first = sum(k is not None and lo <= k <= hi for k in rto_rank)
+            cells.append(f"{label}: {len(dt)} sent, median {np.median(dt) if dt else np.nan:.0f} us in, {first} resent by the "
+                         f"timeout ({first / max(len(dt), 1):.2%})")
+        never = sum(k is None for r, k in zip(done, rto_rank) if r["end"] == "loss")
         print(f"  {name}: {len(done)} recoveries, {len(to)} end in a timeout ({len(to) / max(len(done), 1):.1%}; the "
               f"timeout resends a segment the recovery never resent at {never}); segments sent per ACK in the others "
               f"{spa:.3f}; retransmissions by rank: " + "; ".join(cells))
