@@ -322,6 +322,97 @@ def cmd_keep(a):
           f"({got.timed_out.mean():.2%}), {int(got.retransmissions.sum())} segments resent")
 
 
+# ns-3's TCP flags (TcpHeader) as sharebuf's packet flags (packet.rs): SYN 0x02 -> 1, ECE 0x40 -> 32
+NS3_SYN, NS3_ACK, NS3_ECE = 0x02, 0x10, 0x40
+
+
+def replay_input(m, prefix, path):
+    """ACKS.txt for sharebuf-tcp-replay from ns3dc's PREFIX-acks.txt (one line per ACK a traced
+    sender received: t_ns nf ack flags tsval tsecr window [SACK edges]): ns-3's sequence numbers
+    start at 1 (ISN 0), sharebuf's at 0; the timestamp echo counts ms (TcpOptionTS)."""
+    acks = {}
+    with open(f"{prefix}-acks.txt") as fh:
+        for line in fh:
+            t = line.split()
+            acks.setdefault(int(t[1]), []).append(t)
+    with open(path, "w") as out:
+        for r in m.itertuples():
+            # the trace sources are connected 1 ns after the flow starts (its SYN)
+            out.write(f"F {r.fid} {r.size} {r.t_ns - 1} 1 0 0 10000000000\n")
+            for t in acks.get(r.nf, []):
+                fl = int(t[3])
+                if not fl & NS3_ACK:
+                    continue  # the peer's reset after the close
+                flags = (1 if fl & NS3_SYN else 0) | (32 if fl & NS3_ECE else 0)
+                edges = " ".join(str(int(x) - 1) for x in t[7:])
+                out.write(f"A {t[0]} {int(t[2]) - 1} {flags} {int(t[5]) * 1_000_000} {edges}\n")
+
+
+def first_divergence(ns_sends, sb_sends, tol_ns=2):
+    """The index of the first send that differs in sequence number or by more than `tol_ns` in
+    time (None: none). ns-3 sends the first data a time step after the SYN-ACK
+    (`TcpSocketBase::ProcessSynSent` schedules `SendPendingData` after `TimeStep (1)`)."""
+    for k, (x, y) in enumerate(zip(ns_sends, sb_sends)):
+        if x[1] != y[1] or abs(x[0] - y[0]) > tol_ns:
+            return k
+    return None if len(ns_sends) == len(sb_sends) else min(len(ns_sends), len(sb_sends))
+
+
+def cmd_replay(a):
+    """Feed each traced ns3dc sender's ACKs (PREFIX-acks.txt) to sharebuf's sender (`variant`'s
+    transport) and set what each sends, segment by segment, against ns3dc's."""
+    import subprocess
+    from sharebuf.scenario.engine_spec import engine_spec_json, resolve
+    from sharebuf.scenario.load import load_scenario
+    p = point(a.point)
+    prof, keys = VARIANTS[a.variant]
+    csvs = grid.replay_csvs(p, a.seed, hashed=keys.get("topology.ecmp_hash") == "flow")
+    sc, base, _ = load_scenario(with_keys(grid.scenario(p, a.alg, a.seed, *csvs), keys), prof)
+    out = Path(a.out) / a.variant / f"{a.alg}-s{a.seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "spec.json").write_text(engine_spec_json(resolve(sc, base)))
+    m, ev = ns3dc_trace(p, a.seed, a.trace)
+    replay_input(m, a.trace, out / "acks.txt")
+    exe = grid.REPO / "target" / "release" / "sharebuf-tcp-replay"
+    if not exe.is_file():
+        sys.exit(f"{exe}: not built (cargo build --release -p sharebuf-core --bin sharebuf-tcp-replay)")
+    with open(out / "replay.tsv", "w") as fh:
+        subprocess.run([str(exe), str(out / "spec.json"), str(out / "acks.txt")], stdout=fh, check=True)
+    sb = pd.read_csv(out / "replay.tsv", sep="\t")
+    ev = ev[ev.fid.isin(set(m.fid))]
+    same, rows = 0, []
+    for fid, g in ev.groupby("fid"):
+        st, state_at, ns = "open", [], []
+        for r in g.itertuples():
+            if r.k == "g":
+                st = STATE[int(r.a)]
+            elif r.k == "t" and r.b > 0:
+                ns.append((int(r.t_ns), int(r.a) - 1))
+                state_at.append(st)
+        h = sb[(sb.flow == fid) & (sb.event == "send")]
+        mine = list(zip(h.t_ns.astype(int), h.seq.astype(int)))
+        k = first_divergence(ns, mine)
+        if k is None:
+            same += 1
+            continue
+        x = ns[k] if k < len(ns) else None
+        y = mine[k] if k < len(mine) else None
+        kind = ("sharebuf sends later or not at all" if y is None or (x is not None and y[0] > x[0] + 2) else
+                "sharebuf sends earlier or more" if x is None or y[0] < x[0] - 2 else "another segment at the same time")
+        hs = sb[(sb.flow == fid) & (sb.t_ns <= (y or x)[0])].tail(1)
+        rows.append(dict(fid=fid, k=k, of=len(ns), t_ns=(x or y)[0], ns3dc=x, sharebuf=y, kind=kind,
+                         ns3dc_state=state_at[k] if k < len(state_at) else state_at[-1] if state_at else "?",
+                         sharebuf_state=hs.state.iloc[0] if len(hs) else "?"))
+    d = pd.DataFrame(rows)
+    print(f"{a.point} {a.alg} seed {a.seed}, sharebuf `{a.variant}` driven by ns3dc's ACKs: {len(m)} traced senders, "
+          f"{same} send the same segments at the same times to the end")
+    if len(d):
+        d["at"] = d.k / d["of"].clip(lower=1)
+        print(d.groupby(["ns3dc_state", "kind"]).size().rename("first divergences").to_string())
+        d.to_csv(out / "divergences.csv", index=False)
+        print(f"{out / 'divergences.csv'}: per flow the first send that differs")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -331,7 +422,7 @@ def main():
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--trace", required=True, help="PREFIX of ns3dc's PREFIX-tcp.txt and PREFIX-tcpmap.txt")
     s.add_argument("--fct", required=True, help="the fct file the traced run wrote (checked against results/grid)")
-    for name in ("run", "compare", "flow", "recoveries"):
+    for name in ("run", "compare", "flow", "recoveries", "replay"):
         s = sub.add_parser(name)
         s.add_argument("--point", default="buf3.44-dctcp")
         s.add_argument("--alg", default="dt", choices=["dt", "abm"])
@@ -347,7 +438,8 @@ def main():
             s.add_argument("--until-us", type=float, default=3000)
             s.add_argument("--bin-us", type=float, default=100)
     a = ap.parse_args()
-    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow, "keep": cmd_keep, "recoveries": cmd_recoveries}[a.cmd](a)
+    {"run": cmd_run, "compare": cmd_compare, "flow": cmd_flow, "keep": cmd_keep, "recoveries": cmd_recoveries,
+     "replay": cmd_replay}[a.cmd](a)
 
 
 if __name__ == "__main__":

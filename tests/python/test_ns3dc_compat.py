@@ -245,7 +245,8 @@ def test_profile_gives_cubic_ns3_congestion_avoidance():
     sc["profile"] = "ns3dc"
     sc["transport"] = {"cc": "cubic", "cc_params": {"reno_friendly": True}}
     p = parse_scenario(sc)
-    assert p.transport.cc_params == {"reno_friendly": True, "cnt_clamp_segments": 20, "slow_start_cap": "none"}
+    assert p.transport.cc_params == {"reno_friendly": True, "cnt_clamp_segments": 20, "slow_start_cap": "none",
+                                     "window_unit": "segments"}
     assert p.profile_report()["set"]["transport.cc_params.cnt_clamp_segments"] == 20
     assert "transport.cc_params.reno_friendly" not in p.profile_report()["set"]
     sc["transport"] = {"cc": "cubic", "cc_params": {"cnt_clamp_segments": 2.5}}
@@ -267,7 +268,7 @@ def test_profile_gives_dctcp_ns3_loss_response_and_no_host_marking():
     sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 2, "size_bytes": 200_000, "start_s": 0.0},
                                                   {"src": 0, "dst": 1, "size_bytes": 200_000, "start_s": 0.0}]}]
     p = parse_scenario(sc)
-    assert p.transport.cc_params == {"loss_ssthresh": "ns3"}
+    assert p.transport.cc_params == {"loss_ssthresh": "ns3", "window_unit": "segments"}
     assert p.host.nic_ecn_k_bytes == "none"
     assert resolve(p, None)["host"]["nic_ecn_k_bytes"] is None
     prof = sharebuf.run(sc, quiet=True).summary
@@ -508,6 +509,44 @@ def test_loss_exit_acked_and_cubic_slow_start_cap_named_only_when_set():
         sharebuf.run(sc, quiet=True, out=None)
 
 
+def test_recovery_exit_acked_named_only_when_ns3_and_set_by_the_profile():
+    """ns-3.39's ProcessAck leaving CA_RECOVERY hands IncreaseWindow every whole segment the ACK acknowledges,
+    from cwnd = ssthresh (transport.recovery_exit_acked = "ns3"). Hand-computed in
+    transport::tcp::tests::recovery_exit_acked_grows_the_window_on_the_ack_that_ends_recovery_as_ns3 (NewReno:
+    10 000 B stay 10 000 without it, 11 000 with it)."""
+    _named_when_ns3_and_set_by_the_profile("recovery_exit_acked", "none", "all", ("cubic", "dctcp"))
+
+
+def test_window_unit_segments_set_by_the_profile_for_cubic_and_dctcp():
+    """ns-3.39's TcpCubic counts cwnd, W_max and ssthresh in whole segments, and TcpLinuxReno (under
+    TcpDctcp) grows by whole segments (transport.cc_params.window_unit = "segments"; hand-computed in
+    cc::cubic::tests::segment_arithmetic_counts_whole_segments_as_ns3 and
+    cc::tests::reno_growth_in_whole_segments_as_ns3). The profile sets it for Cubic and DCTCP, not for
+    TIMELY; a bad value, or segments with Cubic's Reno-friendly region, is a clear error."""
+    from sharebuf.scenario.engine_spec import transport
+    sc = star(hosts=2)
+    sc["transport"] = {"cc": "cubic"}
+    assert "window_unit" not in transport(parse_scenario(sc)).get("cc_params", {})
+    sc["profile"] = "ns3dc"
+    assert transport(parse_scenario(sc))["cc_params"]["window_unit"] == "segments"
+    sc["transport"] = {"cc": "dctcp"}
+    assert transport(parse_scenario(sc))["cc_params"]["window_unit"] == "segments"
+    sc["transport"] = {"cc": "timely"}
+    assert "window_unit" not in transport(parse_scenario(sc)).get("cc_params", {})
+    sc["transport"] = {"cc": "cubic", "cc_params": {"window_unit": "bytes"}}
+    assert transport(parse_scenario(sc))["cc_params"]["window_unit"] == "bytes"
+    sc["profile"] = "none"
+    sc["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
+    sc["transport"] = {"cc": "cubic", "cc_params": {"window_unit": "packets"}}
+    with pytest.raises(ScenarioError, match="window_unit = .packets.: not allowed; allowed: bytes, segments"):
+        sharebuf.run(sc, quiet=True, out=None)
+    sc["transport"] = {"cc": "cubic", "cc_params": {"window_unit": "segments"}}
+    with pytest.raises(ScenarioError, match="window_unit = 'segments'.*reno_friendly"):
+        sharebuf.run(sc, quiet=True, out=None)
+    sc["transport"] = {"cc": "cubic", "cc_params": {"window_unit": "segments", "reno_friendly": False}}
+    sharebuf.run(sc, quiet=True, out=None)
+
+
 def test_rtt_samples_named_only_when_ns3_and_set_by_the_profile():
     """ns-3.39's EstimateRtt samples only an ACK that covers the oldest segment of its history (new data
     sent since the last timeout, never resent), and NewAck sets the RTO from the estimator, dropping a
@@ -518,32 +557,16 @@ def test_rtt_samples_named_only_when_ns3_and_set_by_the_profile():
     _named_when_ns3_and_set_by_the_profile("rtt_samples", "every_ack", "karn", ("cubic", "dctcp"))
 
 
-def test_loss_marking_named_only_when_ns3_not_set_by_the_profile_and_needs_sack():
+def test_loss_marking_named_only_when_ns3_set_by_the_profile_and_needs_sack():
     """ns-3.39's TcpTxBuffer presumes a segment lost only with three SACKed segments above it
     (UpdateLostCount; NextSeg's rule 1 resends only those), where sharebuf presumes every hole below the
     highest SACKed byte lost (transport.loss_marking). Hand-computed in
     transport::tcp::tests::loss_marking_highest_sack_or_three_sacked_segments_as_ns3: the lost last segment
     of the window is resent at 200.7 ms with the first SACK above it, and at 201.1 ms with the third as
-    ns-3. The profile leaves it at sharebuf's rule (measured against ns3dc in docs/validation.md, "Which
-    holes are lost"); a spec names it only when "ns3"; without SACK or with a bad value, a clear error."""
-    from sharebuf.scenario.engine_spec import transport
+    ns-3. The profile sets it (docs/validation.md, "One sender, ns3dc's ACKs"); a spec names it only when
+    "ns3"; a scenario's own "highest_sack" wins; without SACK or with a bad value, a clear error."""
+    _named_when_ns3_and_set_by_the_profile("loss_marking", "highest_sack", "fack", ("cubic", "dctcp", "timely"))
     sc = star(hosts=2)
-    sc["transport"] = {"cc": "cubic"}
-    assert "loss_marking" not in transport(parse_scenario(sc))
-    sc["transport"] = {"cc": "cubic", "loss_marking": "ns3"}
-    assert transport(parse_scenario(sc))["loss_marking"] == "ns3"
-    sc["profile"] = "ns3dc"
-    for cc in ("cubic", "dctcp", "timely"):
-        sc["transport"] = {"cc": cc}
-        assert "loss_marking" not in transport(parse_scenario(sc))
-        sc["transport"] = {"cc": cc, "loss_marking": "ns3"}
-        assert transport(parse_scenario(sc))["loss_marking"] == "ns3"
-    sc["transport"] = {"cc": "dctcp", "loss_marking": "fack"}
-    with pytest.raises(ScenarioError, match="loss_marking"):
-        parse_scenario(sc)
-    sc["profile"] = "none"
-    sc["transport"] = {"cc": "cubic", "loss_marking": "ns3"}
-    sharebuf.run(sc, quiet=True, out=None)  # the engine takes the key
     sc["transport"] = {"cc": "cubic", "loss_marking": "ns3", "sack": False}
     with pytest.raises(ScenarioError, match="loss_marking.*sack"):
         sharebuf.run(sc, quiet=True, out=None)

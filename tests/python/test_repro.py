@@ -429,7 +429,8 @@ def test_ablate_variants_and_errors():
     gs = ab.groups("ns3dc")
     keys = [k for ks in gs.values() for k in ks]
     assert sorted(keys) == sorted(PROFILES["ns3dc"]) and len(keys) == len(set(keys))
-    assert set(gs["cubic_ca"]) == {"transport.cc_params.cnt_clamp_segments", "transport.cc_params.reno_friendly"}
+    assert set(gs["cubic_ca"]) == {"transport.cc_params.cnt_clamp_segments", "transport.cc_params.reno_friendly",
+                                   "transport.cc_params.window_unit"}
     assert set(gs["host_nic"]) == {"host.nic_qdisc", "host.device_queue_packets"}
     assert set(gs["loss_exit"]) == {"transport.loss_exit_acked", "transport.cc_params.slow_start_cap"}
     vs = ab.variants("ns3dc")
@@ -548,9 +549,11 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
         {"kind": "poisson", "cc": "dctcp"},
         {"kind": "poisson"}]}
     out, applied = apply_profile(d)
-    assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False, "slow_start_cap": "none"}
-    assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False, "slow_start_cap": "none"}
-    assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "ns3"} and "cc_params" not in out["workload"][3]
+    assert out["workload"][0]["cc_params"] == {"cnt_clamp_segments": 20, "reno_friendly": False, "slow_start_cap": "none",
+                                                     "window_unit": "segments"}
+    assert out["workload"][1]["cc_params"] == {"cnt_clamp_segments": 7, "reno_friendly": False, "slow_start_cap": "none",
+                                                     "window_unit": "segments"}
+    assert out["workload"][2]["cc_params"] == {"loss_ssthresh": "ns3", "window_unit": "segments"} and "cc_params" not in out["workload"][3]
     assert "transport.cc_params.cnt_clamp_segments" not in applied  # transport.cc is DCTCP
     assert applied["transport.cc_params.loss_ssthresh"] == "ns3"
     assert applied["workload[0].cc_params.cnt_clamp_segments"] == 20
@@ -562,5 +565,6 @@ def test_profile_cubic_params_reach_a_workloads_own_cubic():
     full = points(spec, "quick")[0][3]
     none = points(spec, "quick", None, {"profile": "none"})[0][3]
     from sharebuf.config import load_scenario
-    assert load_scenario(full)[0].workload[0].cc_params == {"cnt_clamp_segments": 20, "reno_friendly": False, "slow_start_cap": "none"}
+    assert load_scenario(full)[0].workload[0].cc_params == {"cnt_clamp_segments": 20, "reno_friendly": False, "slow_start_cap": "none",
+                                                     "window_unit": "segments"}
     assert load_scenario(none)[0].workload[0].cc_params == {}

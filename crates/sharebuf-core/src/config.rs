@@ -348,6 +348,13 @@ pub struct TransportSpec {
     /// whole segments above that point only).
     #[serde(default = "all")]
     pub loss_exit_acked: String,
+    /// What the ACK that ends a fast recovery (it reaches the recovery point) counts for the
+    /// congestion control's window growth: "none" (RFC 6675 / 6937: cwnd = ssthresh, no growth on
+    /// it) or "ns3" (ns-3.39's `ProcessAck` leaving CA_RECOVERY: cwnd = ssthresh, then
+    /// `IncreaseWindow` with segsAcked = (ack − snd.una before it) / MSS, the SACKed data it jumps
+    /// over included).
+    #[serde(default = "none_str")]
+    pub recovery_exit_acked: String,
     /// Which ACKs give an RTT sample (RFC 6298): "every_ack" (each ACK's timestamp echo, as
     /// RFC 7323 §4 and Linux) or "ns3" (ns-3.39's `EstimateRtt`: only an ACK covering the oldest
     /// segment in its history, sent once and after the last timeout, or the SYN-ACK of a SYN
@@ -410,6 +417,10 @@ fn one_segment() -> String {
 
 fn all() -> String {
     "all".into()
+}
+
+fn none_str() -> String {
+    "none".into()
 }
 
 fn every_ack() -> String {

@@ -43,7 +43,9 @@ GROUPS: Dict[str, Dict[str, Tuple[str, ...]]] = {
         # (with the FIFO qdisc a device queue alone changes nothing: a host never drops).
         "host_nic": ("host.nic_qdisc", "host.device_queue_packets"),
         # ns-3.39 TcpCubic's congestion avoidance: one parameter set (docs/transports/cubic.md).
-        "cubic_ca": ("transport.cc_params.cnt_clamp_segments", "transport.cc_params.reno_friendly"),
+        # (its whole-segment arithmetic has no Reno-friendly region: the three go together)
+        "cubic_ca": ("transport.cc_params.cnt_clamp_segments", "transport.cc_params.reno_friendly",
+                     "transport.cc_params.window_unit"),
         # After a timeout: ProcessAck leaving CA_LOSS counts only the segments above m_recover, and
         # TcpCubic's slow start adds the rest past ssthresh; the cap off alone would let the ACK that
         # ends the loss state blow cwnd up by all it acknowledges, which ns-3 never does.

@@ -224,6 +224,7 @@ def transport(sc: Scenario) -> dict:
                                                   ("loss_cwr", "flight"), ("silly_window", "one_segment"),
                                                   ("rate_window_in_recovery", "prr"),
                                                   ("limited_transmit", False), ("loss_exit_acked", "all"),
+                                                  ("recovery_exit_acked", "none"),
                                                   ("rtt_samples", "every_ack"))
              if getattr(t, k) != default and acts.get(k, lambda _: True)(sc)}
     if t.syn_ack_window_bytes != "none" and t.syn_ack_window_bytes < t.mss_bytes:

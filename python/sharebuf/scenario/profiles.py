@@ -43,12 +43,17 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                      # ssthresh wraps modulo 2^32 (PRR then sends almost nothing)
         "transport.loss_cwr": "ns3",                 # after a timeout SetSentListLost: an ECN-Echo's EnterCwr runs PRR
                                                      # over the resent data only; below one segment nothing is sent
+        "transport.loss_marking": "ns3",             # TcpTxBuffer::UpdateLostCount: a hole is lost once three SACKed segments
+                                                     # lie above it (EnterRecovery marks the head too); NextSeg sends new data
+                                                     # before an unmarked hole
         "transport.silly_window": "ns3",             # SendPendingData's silly-window check, every flow: nothing goes while
                                                      # cwnd - in flight is below a segment (TIMELY's PRR window = pipe = 0
                                                      # waits for the timer)
         "transport.limited_transmit": True,          # AvailableWindow = cwnd - BytesInFlight, the SACK pipe in any state:
                                                      # in CA_DISORDER each duplicate ACK lets a new segment go
         "transport.loss_exit_acked": "ns3",          # ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS
+        "transport.recovery_exit_acked": "ns3",      # ProcessAck leaving CA_RECOVERY: cwnd = ssthresh, then IncreaseWindow
+                                                     # with segsAcked = (ack - snd.una before) / MSS
         "transport.rtt_samples": "ns3",              # EstimateRtt: a sample only from an ACK covering m_history's oldest
                                                      # segment, never resent (none from duplicate ACKs or filled holes;
                                                      # the first SYN is in it, so the SYN-ACK gives one)
@@ -61,6 +66,9 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "transport.cc_params.reno_friendly": False,    # TcpCubic::Update has no Reno-friendly (W_est) region
         "transport.cc_params.slow_start_cap": "none",  # TcpCubic::IncreaseWindow: cWnd += segmentsAcked * MSS in slow
                                                        # start, past ssthresh (a CA_LOSS ACK over SACKed data: all of it)
+        "transport.cc_params.window_unit": "segments",  # Cubic and DCTCP: TcpCubic counts cwnd, W_max and ssthresh in whole
+                                                        # segments, +1 segment per cnt = W / (target - W) ACKed segments;
+                                                        # TcpLinuxReno (DCTCP) +1 per floor(cwnd / MSS) ACKed segments
         # ns-3.39 TcpDctcp (for DCTCP only):
         "transport.cc_params.loss_ssthresh": "ns3",    # DCTCP: GetSsThresh = cwnd (1 - alpha/2) at losses and timeouts
                                                        # too, with no floor; TcpAdvanced: 2^32 - 1, which PRR's
@@ -113,6 +121,7 @@ CC_PARAMS_PREFIX = "transport.cc_params."
 #: ns3dc's TcpAdvanced algorithms, which share its rate machinery (RATE_KEYS in cc/rate.rs)
 ADVANCED_CCS = ("timely", "powertcp", "theta_powertcp", "hpcc")
 CC_PARAMS_OF = {"cnt_clamp_segments": ("cubic",), "reno_friendly": ("cubic",), "slow_start_cap": ("cubic",),
+                "window_unit": ("cubic", "dctcp"),
                 "loss_ssthresh": ("dctcp", *ADVANCED_CCS), "update_trigger": ADVANCED_CCS,
                 **{k: ("timely",) for k in ("t_low_us", "ai_mbps", "hai_mbps", "segment_bytes", "gradient_base",
                                             "rtt_diff_wraps", "keep_initial_window")},

@@ -185,6 +185,11 @@ class TransportSection(Section):
     #: ProcessAck leaving CA_LOSS: segsAcked = (ack - m_recover) / MSS, the whole segments above that point
     #: only, so a sender whose ACK jumps over SACKed data restarts its slow start from the window it had).
     loss_exit_acked: Literal["all", "ns3"] = "all"
+    #: What the ACK that ends a fast recovery (it reaches the recovery point) counts for the congestion
+    #: control's window growth: "none" (RFC 6675 and RFC 6937: cwnd = ssthresh, nothing grows on it) or "ns3"
+    #: (ns-3.39's ProcessAck leaving CA_RECOVERY: cwnd = ssthresh, then IncreaseWindow with segsAcked = (ack -
+    #: snd.una before it) / MSS, the SACKed data the ACK jumps over included).
+    recovery_exit_acked: Literal["none", "ns3"] = "none"
     #: Which ACKs give an RTT sample for the retransmission timeout (RFC 6298): "every_ack" (each ACK's
     #: timestamp echo, RFC 7323 §4, as Linux) or "ns3" (ns-3.39's EstimateRtt: only an ACK that covers the
     #: oldest segment of its history, sent once and after the last timeout, or the SYN-ACK of a SYN sent once;

@@ -61,6 +61,23 @@ struct ClassicState {
     sample_cnt: u32,
 }
 
+/// ns-3.39 `TcpCubic`'s state in whole segments: the window grows by one segment once `cnt`
+/// acknowledged segments are counted (`m_cWndCnt`), cnt = ⌊W / (target − W)⌋ from integer W,
+/// target and ∆ = ⌊C·(t − K)³⌋; W_max (`m_lastMaxCwnd`) and ssthresh are whole segments.
+#[derive(Clone, Copy, Debug, Default)]
+struct SegmentArith {
+    /// m_cWndCnt: segments acknowledged towards the next increase.
+    cnt: u64,
+    /// m_lastMaxCwnd, segments (0: none).
+    last_max: u64,
+    /// m_bicOriginPoint, segments.
+    origin: u64,
+    /// m_bicK, seconds.
+    k_s: f64,
+    /// Bytes acknowledged short of a whole segment (TcpSocketBase's m_bytesAckedNotProcessed).
+    carry: u64,
+}
+
 #[derive(Clone)]
 pub struct Cubic {
     c: f64,
@@ -79,6 +96,9 @@ pub struct Cubic {
     ss_cap: bool,
     /// A loss set W_max since the start or the last timeout (ns-3 / Linux `last_max_cwnd != 0`).
     lost: bool,
+    /// `window_unit = "segments"`: ns-3.39's `TcpCubic` (Linux bictcp) arithmetic, Some; None:
+    /// RFC 9438's continuous window in bytes.
+    seg: Option<SegmentArith>,
     /// W_max in bytes (0: none, the next epoch starts its curve at the current window).
     w_max: f64,
     /// Start of the current congestion-avoidance epoch (None: not started).
@@ -99,7 +119,7 @@ pub struct Cubic {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments", "reno_friendly", "cnt_clamp_segments", "slow_start_cap"])?;
+    p.allow_only("cubic", &["c", "beta", "fast_convergence", "hystart", "hystart_low_window_segments", "reno_friendly", "cnt_clamp_segments", "slow_start_cap", "window_unit"])?;
     let c = p.f64_or("c", 0.4)?;
     let beta = p.f64_or("beta", 0.7)?;
     check_positive("transport.cc_params", "c", &[c])?;
@@ -120,7 +140,11 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
         return Err(format!("transport.cc_params.cnt_clamp_segments = {clamp}: must be a whole number in 0..=255 (0: off; ns-3 and Linux: 20)"));
     }
     let ss_cap = p.str_or("slow_start_cap", "ssthresh", &["ssthresh", "none"])? == "ssthresh";
-    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg).with_ca(reno_friendly, clamp as u32).with_slow_start_cap(ss_cap)))
+    let segments = p.str_or("window_unit", "bytes", &["bytes", "segments"])? == "segments";
+    if segments && reno_friendly {
+        return Err("transport.cc_params.window_unit = 'segments': ns-3.39's TcpCubic arithmetic has no Reno-friendly region; set reno_friendly = false, or window_unit = 'bytes'".into());
+    }
+    Ok(Box::new(Cubic::with_hystart(c, beta, fc, hs, hs_cfg).with_ca(reno_friendly, clamp as u32).with_slow_start_cap(ss_cap).with_segment_arithmetic(segments)))
 }
 
 /// `hystart = "classic" | "rfc9406" | "off"`; the former numeric 0 / 1 still mean off / HyStart++.
@@ -149,7 +173,7 @@ impl Cubic {
     }
 
     pub fn with_hystart(c: f64, beta: f64, fast_convergence: bool, hystart: HyStart, hs_cfg: HyStartCfg) -> Self {
-        Cubic { c, beta, fast_convergence, hystart, hs_cfg, reno_friendly: true, cnt_clamp: 0, ss_cap: true, lost: false, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
+        Cubic { c, beta, fast_convergence, hystart, hs_cfg, reno_friendly: true, cnt_clamp: 0, ss_cap: true, lost: false, seg: None, w_max: 0.0, epoch_start: None, k_s: 0.0, w_est: 0.0, cwnd_f: 0.0, last_rtt_ps: 0, hs: ClassicState::default(), round_end: 0, round_min_rtt: Time::MAX, last_round_min_rtt: Time::MAX, round_samples: 0 }
     }
 
     /// Congestion-avoidance flavour: `reno_friendly` (RFC 9438 §4.3, Linux; not ns-3.39) and
@@ -164,6 +188,64 @@ impl Cubic {
     pub fn with_slow_start_cap(mut self, cap: bool) -> Self {
         self.ss_cap = cap;
         self
+    }
+
+    /// `window_unit`: "segments" (true, ns-3.39's `TcpCubic`) or "bytes".
+    pub fn with_segment_arithmetic(mut self, segments: bool) -> Self {
+        self.seg = if segments { Some(SegmentArith::default()) } else { None };
+        self
+    }
+
+    /// ns-3.39 `TcpCubic::IncreaseWindow` (after `TcpSocketBase::ProcessAck` turned the bytes
+    /// acknowledged into whole segments): slow start adds them all, congestion avoidance counts
+    /// them towards `cnt` (`Update`) and adds one segment when the count reaches it.
+    fn segments_on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        let mss = w.mss_bytes;
+        let Some(mut sa) = self.seg else { return };
+        let bytes = a.acked_bytes + sa.carry;
+        let segs = bytes / mss;
+        sa.carry = bytes % mss;
+        if segs == 0 {
+            self.seg = Some(sa);
+            return;
+        }
+        if w.cwnd_bytes < w.ssthresh_bytes {
+            if self.hystart == HyStart::Classic && a.snd_una > self.hs.end_seq {
+                self.classic_round_reset(a.now, a.snd_nxt);
+            }
+            w.cwnd_bytes += if self.ss_cap { (segs * mss).min(w.ssthresh_bytes - w.cwnd_bytes) } else { segs * mss };
+            self.seg = Some(sa);
+            return;
+        }
+        sa.cnt += segs;
+        let w_seg = w.cwnd_bytes / mss;
+        if self.epoch_start.is_none() {
+            self.epoch_start = Some(a.now);
+            if sa.last_max <= w_seg {
+                sa.k_s = 0.0;
+                sa.origin = w_seg;
+            } else {
+                sa.k_s = ((sa.last_max - w_seg) as f64 / self.c).cbrt();
+                sa.origin = sa.last_max;
+            }
+        }
+        // t = now + m_delayMin − epoch start (ns-3: the smallest RTT estimate PktsAcked saw)
+        let delay_min = self.hs.delay_min.unwrap_or(0);
+        let t = (a.now + delay_min - self.epoch_start.unwrap()) as f64 / PS_PER_S as f64;
+        let offs = if t < sa.k_s { sa.k_s - t } else { t - sa.k_s };
+        let delta = (self.c * offs.powi(3)) as u32 as u64;
+        // uint32_t arithmetic: below the origin the target wraps when ∆ exceeds it
+        let target = if t < sa.k_s { (sa.origin as u32).wrapping_sub(delta as u32) as u64 } else { (sa.origin as u32).wrapping_add(delta as u32) as u64 };
+        let mut cnt = if target > w_seg { w_seg / (target - w_seg) } else { 100 * w_seg };
+        if sa.last_max == 0 && self.cnt_clamp > 0 && cnt > self.cnt_clamp as u64 {
+            cnt = self.cnt_clamp as u64;
+        }
+        let cnt = cnt.max(2);
+        if sa.cnt >= cnt {
+            w.cwnd_bytes += mss;
+            sa.cnt -= cnt;
+        }
+        self.seg = Some(sa);
     }
 
     /// W_cubic(t) in bytes, t seconds since the epoch start.
@@ -181,6 +263,14 @@ impl Cubic {
 
     /// W_max, K and fast convergence at a loss (RFC 9438 §4.6, §4.7); returns ssthresh.
     fn reduce(&mut self, w: &Window) -> u64 {
+        if let Some(sa) = self.seg.as_mut() {
+            // ns-3.39 TcpCubic::GetSsThresh: W_max and ssthresh from the window in whole segments
+            let w_seg = w.cwnd_bytes / w.mss_bytes;
+            sa.last_max = if w_seg < sa.last_max && self.fast_convergence { (w_seg as f64 * (1.0 + self.beta) / 2.0) as u64 } else { w_seg };
+            self.epoch_start = None;
+            self.lost = true;
+            return ((w_seg as f64 * self.beta) as u64).max(2) * w.mss_bytes;
+        }
         let cwnd = w.cwnd_bytes as f64;
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
         self.epoch_start = None;
@@ -263,7 +353,7 @@ impl Cubic {
 impl Cubic {
     /// A fresh per-flow instance with the same parameters.
     fn fresh(&self) -> Self {
-        Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp).with_slow_start_cap(self.ss_cap)
+        Cubic::with_hystart(self.c, self.beta, self.fast_convergence, self.hystart, self.hs_cfg).with_ca(self.reno_friendly, self.cnt_clamp).with_slow_start_cap(self.ss_cap).with_segment_arithmetic(self.seg.is_some())
     }
 }
 
@@ -287,6 +377,10 @@ impl CongestionControl for Cubic {
             }
         }
         if a.in_recovery || a.acked_bytes == 0 {
+            return;
+        }
+        if self.seg.is_some() {
+            self.segments_on_ack(w, a);
             return;
         }
         let mss = w.mss_bytes as f64;
@@ -347,6 +441,12 @@ impl CongestionControl for Cubic {
     /// W_max so the next congestion-avoidance stage starts with K = 0 and W_max = W_est = cwnd;
     /// HyStart starts over (new minimum RTT, detectors re-armed, round ending at snd_max).
     fn on_timeout(&mut self, _w: &mut Window, now: Time, snd_max: u64) {
+        if let Some(sa) = self.seg.as_mut() {
+            // CubicReset: m_lastMaxCwnd = m_bicOriginPoint = 0, m_bicK = 0
+            sa.last_max = 0;
+            sa.origin = 0;
+            sa.k_s = 0.0;
+        }
         self.w_max = 0.0;
         self.lost = false;
         self.k_s = 0.0;
@@ -432,6 +532,55 @@ mod tests {
     /// segments exactly (the cubic term, C (t + RTT)^3 with t < 10 ms, is < 0.001 B and below
     /// the window). After a loss the clamp no longer applies (window flat within one
     /// segment, K = 3.3 s away); after a timeout it applies again.
+    /// `window_unit = "segments"` (ns-3.39's TcpCubic) by hand, HyStart off (m_delayMin = 0),
+    /// MSS 1000. A loss at cwnd 100.5 segments: ssthresh = ⌊⌊100.5⌋·0.7⌋ = 70 segments, W_max =
+    /// 100. The epoch starts on the first ACK in congestion avoidance (t = 0, cwnd 70): K =
+    /// ∛((100 − 70)/0.4) = ∛75 = 4.2172 s. At t = 1 s: ∆ = ⌊0.4·(4.2172 − 1)³⌋ = ⌊13.32⌋ = 13,
+    /// target 87, cnt = ⌊70/17⌋ = 4: with the first ACK's count the 3rd ACK at 1 s adds a
+    /// segment (71), then cnt = ⌊71/16⌋ = 4 and the 7th adds the next (72). A second loss at 80
+    /// segments, below W_max: fast convergence W_max = ⌊80·1.7/2⌋ = 68, ssthresh 56 segments.
+    /// RFC 9438's byte arithmetic moves the window a little on every ACK instead.
+    #[test]
+    fn segment_arithmetic_counts_whole_segments_as_ns3() {
+        let mss = 1000u64;
+        let mut cc = Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()).with_ca(false, 20).with_segment_arithmetic(true);
+        let mut w = Window { cwnd_bytes: 100_500, ssthresh_bytes: u64::MAX, mss_bytes: mss, pacing_rate_bps: 0 };
+        w.ssthresh_bytes = cc.ssthresh_after_loss(&w, w.cwnd_bytes);
+        assert_eq!(w.ssthresh_bytes, 70_000);
+        w.cwnd_bytes = w.ssthresh_bytes;
+        let path = crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 };
+        let ack = |now: Time| AckInfo { now, acked_bytes: mss, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: 0, snd_nxt: 0, path: &path };
+        cc.on_ack(&mut w, &ack(PS_PER_S));
+        assert_eq!(w.cwnd_bytes, 70_000);
+        let mut grew_at = Vec::new();
+        for k in 1..=8 {
+            let before = w.cwnd_bytes;
+            cc.on_ack(&mut w, &ack(2 * PS_PER_S));
+            if w.cwnd_bytes > before {
+                assert_eq!(w.cwnd_bytes, before + mss, "whole segments only");
+                grew_at.push(k);
+            }
+        }
+        assert_eq!(grew_at, vec![3, 7]);
+        assert_eq!(w.cwnd_bytes, 72_000);
+        let w2 = Window { cwnd_bytes: 80_000, ..w };
+        assert_eq!(cc.ssthresh_after_loss(&w2, 80_000), 56_000);
+        assert_eq!(cc.seg.map(|s| s.last_max), Some(68));
+        // the byte arithmetic on the same ACKs: a fraction of a segment each
+        let mut cc = Cubic::with_hystart(0.4, 0.7, true, HyStart::Off, HyStartCfg::default()).with_ca(false, 20);
+        let mut w = Window { cwnd_bytes: 100_500, ssthresh_bytes: u64::MAX, mss_bytes: mss, pacing_rate_bps: 0 };
+        w.ssthresh_bytes = cc.ssthresh_after_loss(&w, w.cwnd_bytes);
+        assert_eq!(w.ssthresh_bytes, 70_350);
+        w.cwnd_bytes = w.ssthresh_bytes;
+        cc.on_ack(&mut w, &ack(PS_PER_S));
+        cc.on_ack(&mut w, &ack(2 * PS_PER_S));
+        assert!(w.cwnd_bytes > 70_350 && w.cwnd_bytes % mss != 0, "{}", w.cwnd_bytes);
+        // reno_friendly has no meaning in ns-3's arithmetic: a clear error
+        let p = serde_json::json!({"window_unit": "segments"});
+        let e = build(&Params::new("transport.cc_params", p.as_object().unwrap())).err().unwrap();
+        assert!(e.contains("window_unit = 'segments'") && e.contains("reno_friendly"), "{e}");
+    }
+
     #[test]
     fn no_loss_cnt_clamp_grows_one_segment_per_20_acks() {
         let mss = 1000u64;

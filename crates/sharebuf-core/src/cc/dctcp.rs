@@ -34,7 +34,7 @@ pub struct Dctcp {
 }
 
 pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
-    p.allow_only("dctcp", &["g", "initial_alpha", "loss_ssthresh", "slow_start"])?;
+    p.allow_only("dctcp", &["g", "initial_alpha", "loss_ssthresh", "slow_start", "window_unit"])?;
     let g = p.f64_or("g", 1.0 / 16.0)?;
     let a0 = p.f64_or("initial_alpha", 1.0)?;
     check_positive("transport.cc_params", "g", &[g])?;
@@ -47,6 +47,7 @@ pub fn build(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
     cc.loss_alpha = rule != "half";
     cc.loss_floor = rule == "alpha";
     cc.slow_start = slow_start;
+    cc.growth.segments = p.str_or("window_unit", "bytes", &["bytes", "segments"])? == "segments";
     Ok(Box::new(cc))
 }
 
@@ -57,7 +58,9 @@ impl Dctcp {
 
     /// A fresh per-flow instance with the same parameters.
     fn fresh(&self) -> Self {
-        Dctcp { loss_alpha: self.loss_alpha, loss_floor: self.loss_floor, slow_start: self.slow_start, ..Dctcp::new(self.g, self.initial_alpha) }
+        let mut d = Dctcp { loss_alpha: self.loss_alpha, loss_floor: self.loss_floor, slow_start: self.slow_start, ..Dctcp::new(self.g, self.initial_alpha) };
+        d.growth.segments = self.growth.segments;
+        d
     }
 
     /// cwnd·(1 − α/2), truncated to whole bytes: ns-3.39 `TcpDctcp::GetSsThresh` has no floor

@@ -244,14 +244,51 @@ pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Congesti
 }
 
 /// Standard window growth (RFC 5681 with appropriate byte counting): slow start below
-/// ssthresh, then one MSS per window of acknowledged bytes.
+/// ssthresh, then one MSS per window of acknowledged bytes. With `segments` (DCTCP's
+/// `window_unit = "segments"`), ns-3.39's `TcpLinuxReno` instead: the bytes acknowledged become
+/// whole segments (`TcpSocketBase::ProcessAck`), slow start adds them up to ssthresh and
+/// congestion avoidance adds a segment per ⌊cwnd / MSS⌋ of them (`m_cWndCnt`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RenoGrowth {
     ca_acked_bytes: u64,
+    pub segments: bool,
+    /// m_cWndCnt: segments acknowledged towards the next increase (`segments`).
+    cnt: u64,
+    /// Bytes acknowledged short of a whole segment (`segments`; m_bytesAckedNotProcessed).
+    carry: u64,
 }
 
 impl RenoGrowth {
+    /// ns-3.39 `TcpLinuxReno::IncreaseWindow` (slow start, or else congestion avoidance, on
+    /// the whole segments acknowledged); `ca_only`: congestion avoidance whatever ssthresh.
+    fn grow_segments(&mut self, w: &mut Window, acked: u64, ca_only: bool) {
+        let mss = w.mss_bytes;
+        let bytes = acked + self.carry;
+        let segs = bytes / mss;
+        self.carry = bytes % mss;
+        if !ca_only && w.cwnd_bytes < w.ssthresh_bytes {
+            if segs >= 1 {
+                w.cwnd_bytes = (w.cwnd_bytes + segs * mss).min(w.ssthresh_bytes);
+            }
+            return;
+        }
+        let wseg = (w.cwnd_bytes / mss).max(1);
+        if self.cnt >= wseg {
+            self.cnt = 0;
+            w.cwnd_bytes += mss;
+        }
+        self.cnt += segs;
+        if self.cnt >= wseg {
+            let d = self.cnt / wseg;
+            self.cnt -= d * wseg;
+            w.cwnd_bytes += d * mss;
+        }
+    }
+
     pub fn grow(&mut self, w: &mut Window, acked: u64) {
+        if self.segments {
+            return self.grow_segments(w, acked, false);
+        }
         let mut acked = acked;
         if w.cwnd_bytes < w.ssthresh_bytes {
             let room = w.ssthresh_bytes - w.cwnd_bytes;
@@ -267,6 +304,9 @@ impl RenoGrowth {
 
     /// Congestion avoidance only, whatever ssthresh: +1 MSS per cwnd of acknowledged bytes.
     pub fn grow_ca(&mut self, w: &mut Window, acked: u64) {
+        if self.segments {
+            return self.grow_segments(w, acked, true);
+        }
         self.ca_acked_bytes += acked;
         while self.ca_acked_bytes >= w.cwnd_bytes {
             self.ca_acked_bytes -= w.cwnd_bytes;
@@ -278,6 +318,30 @@ impl RenoGrowth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `window_unit = "segments"` for Reno growth (ns-3.39 `TcpLinuxReno`), MSS 1000, cwnd
+    /// 50 500 B in congestion avoidance: one segment per ⌊50.5⌋ = 50 acknowledged segments, so the
+    /// 50th ACK of a segment makes it 51 500 (byte counting needs 50 500 B: the 51st). An ACK of
+    /// 1500 B counts 1 segment and carries 500 B to the next. Slow start below ssthresh adds
+    /// whole segments up to it.
+    #[test]
+    fn reno_growth_in_whole_segments_as_ns3() {
+        for (segments, at) in [(true, 50), (false, 51)] {
+            let mut g = RenoGrowth { segments, ..Default::default() };
+            let mut w = Window { cwnd_bytes: 50_500, ssthresh_bytes: 10_000, mss_bytes: 1000, pacing_rate_bps: 0 };
+            let k = (1..=60).find(|_| {
+                g.grow(&mut w, 1000);
+                w.cwnd_bytes > 50_500
+            });
+            assert_eq!((k, w.cwnd_bytes), (Some(at), 51_500), "segments = {segments}");
+        }
+        let mut g = RenoGrowth { segments: true, ..Default::default() };
+        let mut w = Window { cwnd_bytes: 8_000, ssthresh_bytes: 10_500, mss_bytes: 1000, pacing_rate_bps: 0 };
+        g.grow(&mut w, 1500);
+        assert_eq!(w.cwnd_bytes, 9_000);
+        g.grow(&mut w, 1500);
+        assert_eq!(w.cwnd_bytes, 10_500, "two segments (500 B carried), up to ssthresh");
+    }
 
     /// `clone_flow` gives DCTCP and CUBIC in their directly called form, fresh as `clone_box`,
     /// and every `FlowCc` method reaches the same algorithm code as the trait object: the same

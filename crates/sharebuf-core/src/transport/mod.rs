@@ -9,6 +9,7 @@
 
 pub mod cbr;
 pub mod flows;
+pub mod replay;
 pub mod sack;
 pub mod tcp;
 
@@ -108,6 +109,10 @@ pub struct TransportCfg {
     /// (`loss_exit_acked = "ns3"`: ns-3.39's `ProcessAck` leaving CA_LOSS); ACKs before it count
     /// all they acknowledge either way.
     pub loss_exit_ns3: bool,
+    /// The ACK that ends a fast recovery grows the window by the whole segments it acknowledges,
+    /// from cwnd = ssthresh (`recovery_exit_acked = "ns3"`: ns-3.39's `ProcessAck` leaving
+    /// CA_RECOVERY calls `IncreaseWindow`); otherwise it grows nothing (RFC 6675, RFC 6937).
+    pub recovery_exit_ns3: bool,
     /// RTT samples only from an ACK that covers the oldest segment sent once since the last
     /// timeout, or the SYN-ACK of a SYN sent once (`rtt_samples = "ns3"`: ns-3.39's
     /// `EstimateRtt` over its `m_history`); none from duplicate ACKs or ACKs of retransmitted data.
@@ -232,6 +237,7 @@ impl TransportCfg {
             silly_window_ns3,
             limited_transmit: t.limited_transmit,
             loss_exit_ns3: two_way("loss_exit_acked", &t.loss_exit_acked, "all", "ns3")?,
+            recovery_exit_ns3: two_way("recovery_exit_acked", &t.recovery_exit_acked, "none", "ns3")?,
             rtt_samples_ns3: two_way("rtt_samples", &t.rtt_samples, "every_ack", "ns3")?,
             pace_payload_only,
             pace_rescale,

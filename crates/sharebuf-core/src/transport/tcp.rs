@@ -107,6 +107,10 @@ pub struct TcpFlow {
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
+    /// `loss_marking = "ns3"`: the end of the segment at snd.una when the recovery began, which
+    /// ns-3.39's `EnterRecovery` marks lost (`MarkHeadAsLost`) with fewer than three SACKed
+    /// segments above it.
+    head_lost_end: u64,
 
     // --- receiver ---
     pub rcv_nxt: u64,
@@ -193,6 +197,7 @@ impl TcpFlow {
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
+            head_lost_end: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_open: !handshake,
@@ -210,6 +215,14 @@ impl TcpFlow {
             trace: None,
             #[cfg(test)]
             general_only: false,
+        }
+    }
+
+    /// Put [lo, hi) on the SACK scoreboard, as a SACK block besides the one an ACK carries
+    /// (`replay`: another simulator's ACKs carry up to four).
+    pub fn sack_insert(&mut self, lo: u64, hi: u64) {
+        if hi > lo && hi > self.snd_una {
+            self.sb.insert(lo.max(self.snd_una), hi);
         }
     }
 
@@ -394,7 +407,9 @@ impl TcpFlow {
     /// the top.
     #[inline]
     fn lost_limit(&self, cfg: &TransportCfg) -> u64 {
-        if cfg.loss_marking_ns3 || cfg.cwr_no_recovery && !self.in_recovery {
+        if cfg.loss_marking_ns3 && self.in_recovery {
+            self.sb.lost_below(3, cfg.mss_bytes).max(self.head_lost_end)
+        } else if cfg.loss_marking_ns3 || cfg.cwr_no_recovery && !self.in_recovery {
             self.sb.lost_below(3, cfg.mss_bytes)
         } else {
             self.sb.highest()
@@ -815,6 +830,8 @@ impl TcpFlow {
         let rate0 = self.win.pacing_rate_bps;
         let windows0 = if cfg.rate_window_after_prr { cc.window_set().0 } else { 0 };
         let mut partial_rtx = false;
+        // PRR already ran for this ACK (the one that starts a recovery).
+        let mut prr_done = false;
         // This ACK of new data is a partial ACK in recovery.
         let mut partial = false;
         // ns-3.39's m_isRetransDataAcked (prr_reduction_bound = "ns3"): a partial ACK in
@@ -870,7 +887,15 @@ impl TcpFlow {
                     let flight = self.snd_nxt - self.snd_una;
                     self.win.cwnd_bytes = if cfg.prr { self.win.ssthresh_bytes } else { self.win.ssthresh_bytes.min(flight.max(cfg.mss_bytes) + cfg.mss_bytes) };
                     self.dupacks = 0;
-                    info.in_recovery = true;
+                    if cfg.recovery_exit_ns3 {
+                        // ns-3.39's ProcessAck leaving CA_RECOVERY: IncreaseWindow with segsAcked =
+                        // (ack − snd.una before it) / MSS, from cwnd = ssthresh
+                        // (in ns-3's CWR, cwr_window = "recovery", the controller still only counts)
+                        info.acked_bytes = acked / cfg.mss_bytes * cfg.mss_bytes;
+                        info.in_recovery = self.cwr_prr && self.cwr_recover != NO_RECOVER;
+                    } else {
+                        info.in_recovery = true;
+                    }
                     cc.on_ack(&mut self.win, &info);
                 } else if cfg.sack {
                     partial = true;
@@ -942,22 +967,45 @@ impl TcpFlow {
                 if cfg.sack {
                     // RFC 6675: cwnd = ssthresh; the send loop retransmits the holes.
                     self.win.cwnd_bytes = self.win.ssthresh_bytes;
-                    self.rexmit_next = self.snd_una;
-                    self.rtx_marks.clear();
+                    if cfg.lost_rtx_rto_only {
+                        // ns-3.39: a segment keeps its m_retrans flag until it is acknowledged or
+                        // the timer fires, so what an earlier recovery resent stays resent
+                        self.rexmit_next = self.rexmit_next.max(self.snd_una);
+                    } else {
+                        self.rexmit_next = self.snd_una;
+                        self.rtx_marks.clear();
+                    }
                     // PRR: RecoverFS = snd.nxt − snd.una at the start of recovery.
                     self.prr_delivered = 0;
                     self.prr_out = 0;
                     self.recover_fs = self.snd_max - self.snd_una;
-                    // RFC 6675 §5 step (4.3): retransmit the first segment presumed lost at
-                    // once, whatever cwnd and pipe (the fast retransmit).
                     let una = self.snd_una;
                     let len = cfg.mss_bytes.min(self.size_bytes - una);
-                    let p = self.data(una, len, now, cfg);
-                    out.push(p);
-                    self.retransmits += 1;
-                    self.rexmit_next = una + len;
-                    self.rtx_marks.push((una, self.snd_max));
-                    self.trace_send(now, una, true, cfg);
+                    if cfg.loss_marking_ns3 {
+                        // ns-3.39's EnterRecovery: MarkHeadAsLost when IsLost(head) is false
+                        self.head_lost_end = una + len;
+                    }
+                    if cfg.prr {
+                        // RFC 6937 (and ns-3.39's EnterRecovery, Linux): this ACK's PRR share,
+                        // at least one segment, is computed before the fast retransmit, which
+                        // is part of it
+                        let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+                        self.prr_update(delivered, false, cfg);
+                        prr_done = true;
+                    }
+                    // RFC 6675 §5 step (4.3): retransmit the first segment presumed lost at
+                    // once, whatever cwnd and pipe (the fast retransmit); if an earlier
+                    // recovery resent it, ns-3.39's DoRetransmit picks as on a partial ACK
+                    if una < self.rexmit_next {
+                        self.do_retransmit(now, cfg, out);
+                    } else {
+                        let p = self.data(una, len, now, cfg);
+                        out.push(p);
+                        self.retransmits += 1;
+                        self.rexmit_next = una + len;
+                        self.rtx_marks.push((una, self.snd_max));
+                        self.trace_send(now, una, true, cfg);
+                    }
                 } else {
                     self.retransmit_head(now, cfg, out);
                     self.win.cwnd_bytes = self.win.ssthresh_bytes + 3 * cfg.mss_bytes;
@@ -999,7 +1047,7 @@ impl TcpFlow {
         // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3). In ns-3's CWR, PRR runs only on an
         // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
         let cwr_prr_now = cfg.prr && self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
-        if cfg.prr && self.in_recovery || cwr_prr_now {
+        if cfg.prr && self.in_recovery && !prr_done || cwr_prr_now {
             let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered, rtx_acked && !cwr_prr_now, cfg);
         }
@@ -1016,19 +1064,30 @@ impl TcpFlow {
             self.trace_row_at(Some(mark), metrics::TRACE_ACK, now, ack, false, ece, cfg);
         }
         if partial_rtx && self.in_recovery {
-            self.partial_ack_retransmit(now, cfg, out);
+            self.do_retransmit(now, cfg, out);
         }
         self.try_send(now, cfg, out);
     }
 
-    /// `partial_ack = "ns3"`, on a partial ACK in SACK recovery whose new first unacknowledged
-    /// segment was not retransmitted yet: ns-3.39's `ProcessAck` calls `DoRetransmit` after PRR
-    /// (`DoRecovery`) and before `SendPendingData`. It sends one segment whatever the window
-    /// (`NextSeg` without rule 3): the first segment presumed lost and not yet resent, that is
-    /// the head when it is presumed lost; else new data; else the head again.
-    fn partial_ack_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+    /// ns-3.39's `DoRetransmit`: `partial_ack = "ns3"`, on a partial ACK in SACK recovery whose
+    /// new first unacknowledged segment was not retransmitted yet (`ProcessAck` calls it after
+    /// PRR, `DoRecovery`, and before `SendPendingData`), and at the start of a recovery whose
+    /// head an earlier recovery resent (`lost_retransmission = "rto"`). It sends one segment
+    /// whatever the window (`NextSeg` without rule 3): the first segment presumed lost and not
+    /// yet resent; else new data; else the head again.
+    fn do_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         let una = self.snd_una;
-        let (seq, retx) = if una >= self.lost_limit(cfg) && self.snd_nxt < self.size_bytes {
+        let limit = self.lost_limit(cfg);
+        let hole = self.sb.next_hole(self.rexmit_next.max(una)).filter(|h| h.0 < limit);
+        let (seq, retx) = if let Some((a, b)) = hole {
+            let len = cfg.mss_bytes.min(b.min(limit) - a);
+            let p = self.data(a, len, now, cfg);
+            out.push(p);
+            self.retransmits += 1;
+            self.rexmit_next = a + len;
+            self.rtx_marks.push((a, self.snd_max));
+            (a, true)
+        } else if self.snd_nxt < self.size_bytes {
             let seq = self.snd_nxt;
             let len = cfg.mss_bytes.min(self.size_bytes - seq);
             let p = self.data(seq, len, now, cfg);
@@ -1330,7 +1389,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, silly_window_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_exit_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, silly_window_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1984,8 +2043,9 @@ pub(crate) mod tests {
     /// * `prr_arithmetic = "ns3"`: the slow-start bound's headroom int(2^32 − 1 − pipe) is
     ///   negative and wins the min: cwnd = pipe, nothing but the fast retransmit goes (1 segment);
     /// * "exact": min(2^32 − 1 − pipe, limit) = limit = DeliveredData (`prr_reduction_bound =
-    ///   "ns3"`: no retransmission acknowledged yet), one segment per duplicate ACK: the fast
-    ///   retransmit and one new segment on each of the 25 duplicate ACKs from 31.2 to 51.2 µs.
+    ///   "ns3"`: no retransmission acknowledged yet), one segment per duplicate ACK: on the
+    ///   first, the fast retransmit (its share, computed before it as RFC 6937 and ns-3.39's
+    ///   EnterRecovery do), then one new segment on each of the 24 others up to 51.2 µs.
     #[test]
     fn prr_arithmetic_ns3_stalls_a_rate_sender_whose_ssthresh_is_uint32_max() {
         let mut sent_in_recovery = Vec::new();
@@ -2003,7 +2063,7 @@ pub(crate) mod tests {
             sent_in_recovery.push(h.ack_log[partial - 1].1 - before);
             assert_eq!(h.trace.iter().map(|t| t.2).filter(|&x| x < u64::MAX / 8).min(), Some(u32::MAX as u64), "ssthresh at the loss");
         }
-        assert_eq!(sent_in_recovery, vec![26, 1]);
+        assert_eq!(sent_in_recovery, vec![25, 1]);
     }
 
     /// `rate_window_in_recovery`: TIMELY (updates once per RTT or an RTT after the last, the
@@ -2160,6 +2220,33 @@ pub(crate) mod tests {
                 }
                 assert!(h.f.end_ps.is_some(), "sack {sack}, limited transmit {lt}: the flow completes");
             }
+        }
+    }
+
+    /// `recovery_exit_acked`: NewReno, SACK and PRR, 20 segments of 1000 B in the initial window, the
+    /// first transmission of 0 lost, 50 ms each way. The third duplicate ACK starts recovery:
+    /// ssthresh = 20 000 / 2 = 10 000, the fast retransmit of 0; its ACK (20 000, at about
+    /// 200 ms) acknowledges all 20 segments and ends the recovery with cwnd = ssthresh = 10 000.
+    /// "none" (RFC 6675 / 6937): that ACK grows nothing; "ns3" (ns-3.39's ProcessAck leaving
+    /// CA_RECOVERY): congestion avoidance is handed all 20 segments, one segment per window of
+    /// bytes acknowledged: 10 000 → 11 000 (the other 10 000 bytes stay counted, below 11 000).
+    #[test]
+    fn recovery_exit_acked_grows_the_window_on_the_ack_that_ends_recovery_as_ns3() {
+        for (ns3, want) in [(false, 10_000), (true, 11_000)] {
+            let mut c = cfg(1000, true);
+            c.init_cwnd_packets = 20;
+            c.prr = true;
+            c.recovery_exit_ns3 = ns3;
+            let mut first = true;
+            let drop = move |p: &Packet, _t: Time| p.seq == 0 && std::mem::replace(&mut first, false);
+            let cc = crate::cc::build("newreno", &serde_json::Map::new()).unwrap();
+            let mut h = Harness::new(20_000, c, cc, 50 * PS_PER_MS, PS_PER_MS / 10, 0, Box::new(drop));
+            h.run_until(300 * PS_PER_MS);
+            let exit = h.ack_log.iter().position(|a| a.0 > 150 * PS_PER_MS && !a.2).expect("the recovery ends");
+            let t_exit = h.ack_log[exit].0;
+            assert!(h.ack_log[exit - 1].2, "in recovery just before");
+            let (_, cwnd, ssthresh) = *h.trace.iter().find(|x| x.0 == t_exit).unwrap();
+            assert_eq!((cwnd, ssthresh), (want, 10_000), "ns3 = {ns3}");
         }
     }
 
@@ -2474,21 +2561,23 @@ pub(crate) mod tests {
     /// retransmission ("ns3"; else DeliveredData). IW 20 segments of 1000 B (NewReno, SACK, no
     /// handshake), the first transmissions of segments 0..9 lost. Segments 10..19 come back as
     /// duplicate ACKs; the 3rd (SACK of 10..12) starts recovery: ssthresh 10 000, RecoverFS
-    /// 20 000, the fast retransmit of 0 (prr_out 1000). On the j-th recovery ACK (j = 1..8, SACK
-    /// of segment 11 + j), DeliveredData = 1000, prr_delivered = 1000·j, SACKed j + 2 segments,
-    /// pipe = 20 − (j + 2) − (holes not yet resent), below ssthresh from the start:
-    ///   "ssrb", j = 1: pipe 20 − 3 − 9 = 8, limit max(1000 − 1000, 1000) + 1000 = 2000,
-    ///     ssthresh − pipe = 2000: segments 1 and 2 too (3 sent); j ≥ 2: pipe 9, limit 2000,
-    ///     ssthresh − pipe = 1000: one each (3..9, the last hole at j = 8);
-    ///   "ns3", no ACK of a retransmission: limit = DeliveredData = 1000: one each (1 at j = 1
-    ///     besides the fast retransmit: 2 sent; then 2..8, pipe 8).
+    /// 20 000. On the j-th recovery ACK (j = 1..8, SACK of segment 11 + j), DeliveredData = 1000,
+    /// prr_delivered = 1000·j, SACKed j + 2 segments, pipe = 20 − (j + 2) − (holes not yet
+    /// resent), below ssthresh from the start. The first one's share (RFC 6937, ns-3.39's
+    /// EnterRecovery) is computed before the fast retransmit of 0, which is part of it:
+    ///   "ssrb", j = 1: prr_out 0, pipe 20 − 3 − 10 = 7, limit max(1000, 1000) + 1000 = 2000,
+    ///     ssthresh − pipe = 3000: 0 and 1 (2 sent); j = 2: pipe 20 − 4 − 8 = 8, limit
+    ///     max(2000 − 2000, 1000) + 1000 = 2000 = ssthresh − pipe: 2 and 3; j ≥ 3: pipe 9,
+    ///     ssthresh − pipe = 1000: one each (4..9, the last hole at j = 8);
+    ///   "ns3", no ACK of a retransmission: limit = DeliveredData = 1000: one each (0 alone at
+    ///     j = 1, then 1..7).
     /// The 9th recovery ACK (ack 1000) acknowledges the retransmitted 0: prr_delivered 9000;
     ///   "ssrb": prr_out 10 000, pipe 19 − 10 = 9: min(1000, 2000): one new segment (20);
-    ///   "ns3": prr_out 9000, pipe 19 − 10 − 1 (9 not resent) = 8, the bound max(0, 1000) +
-    ///     1000 = 2000 = ssthresh − pipe: segment 9 and new segment 20 (2 sent).
+    ///   "ns3": prr_out 8000, pipe 19 − 10 − 2 (8 and 9 not resent) = 7, the bound
+    ///     max(1000, 1000) + 1000 = 2000 < ssthresh − pipe = 3000: segments 8 and 9 (2 sent).
     #[test]
     fn prr_reduction_bound_on_every_ack_or_on_acks_of_retransmissions() {
-        for (ns3, want) in [(false, vec![3, 1, 1, 1, 1, 1, 1, 1, 1]), (true, vec![2, 1, 1, 1, 1, 1, 1, 1, 2])] {
+        for (ns3, want) in [(false, vec![2, 2, 1, 1, 1, 1, 1, 1, 1]), (true, vec![1, 1, 1, 1, 1, 1, 1, 1, 2])] {
             let mut c = cfg(1000, true);
             c.init_cwnd_packets = 20;
             c.prr = true;

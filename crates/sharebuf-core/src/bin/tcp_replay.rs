@@ -1,0 +1,101 @@
+//! `sharebuf-tcp-replay SPEC.json ACKS.txt`: drive sharebuf's TCP sender, configured by a resolved
+//! engine spec's `[transport]` (as `sharebuf run --dump-spec` writes it), with recorded ACK
+//! streams, and print what it does (`transport::replay`). bench/ns3dc/tcp_diag.py `replay` writes
+//! ACKS.txt from ns3dc's traced senders and compares the two senders ACK by ACK.
+//!
+//! ACKS.txt, whitespace-separated, sequence numbers from 0 (the first data byte):
+//!   F id size_bytes start_ns handshake(0|1) base_rtt_ns tau_ns line_rate_bps   a flow
+//!   A t_ns ack flags echo_ns lo1 hi1 lo2 hi2 ...                            an ACK of it
+//! (flags as sharebuf's packet flags: 1 SYN, 32 ECE). Output, tab-separated with a header: one
+//! row per sender event (send, ack, timeout, syn_ack) with its state after it.
+
+use sharebuf_core::cc::{self, PathInfo};
+use sharebuf_core::engine::PS_PER_US;
+use sharebuf_core::metrics::{STATE_CWR, STATE_DISORDER, STATE_LOSS, STATE_OPEN, STATE_RECOVERY, STATE_SYN_SENT, TRACE_ACK, TRACE_SEND, TRACE_SYN_ACK, TRACE_TIMEOUT};
+use sharebuf_core::transport::replay::{replay, RecordedAck, RecordedFlow};
+use sharebuf_core::transport::TransportCfg;
+use sharebuf_core::SimSpec;
+use std::io::Write;
+
+fn fail(msg: String) -> ! {
+    eprintln!("error: {msg}");
+    std::process::exit(2);
+}
+
+fn num(tok: Option<&str>, what: &str, line: usize) -> u64 {
+    let t = tok.unwrap_or_else(|| fail(format!("ACKS line {line}: {what} missing")));
+    t.parse().unwrap_or_else(|_| fail(format!("ACKS line {line}: {what} = {t:?}: not a whole number")))
+}
+
+fn read_flows(text: &str) -> Vec<RecordedFlow> {
+    let ps_per_ns = PS_PER_US / 1000;
+    let mut flows: Vec<RecordedFlow> = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let line = i + 1;
+        let mut t = l.split_whitespace();
+        match t.next() {
+            Some("F") => {
+                let id = num(t.next(), "id", line) as u32;
+                let size_bytes = num(t.next(), "size_bytes", line);
+                let start_ps = num(t.next(), "start_ns", line) * ps_per_ns;
+                let handshake = num(t.next(), "handshake", line) != 0;
+                let path = PathInfo { base_rtt_ps: num(t.next(), "base_rtt_ns", line) * ps_per_ns, tau_ps: num(t.next(), "tau_ns", line) * ps_per_ns, line_rate_bps: num(t.next(), "line_rate_bps", line) };
+                flows.push(RecordedFlow { id, size_bytes, start_ps, handshake, path, acks: Vec::new() });
+            }
+            Some("A") => {
+                let f = flows.last_mut().unwrap_or_else(|| fail(format!("ACKS line {line}: an ACK before any flow (F line)")));
+                let t_ps = num(t.next(), "t_ns", line) * ps_per_ns;
+                let ack = num(t.next(), "ack", line);
+                let flags = num(t.next(), "flags", line) as u8;
+                let echo_ps = num(t.next(), "echo_ns", line) * ps_per_ns;
+                let edges: Vec<u64> = t.map(|x| num(Some(x), "SACK edge", line)).collect();
+                if edges.len() % 2 != 0 {
+                    fail(format!("ACKS line {line}: SACK edges come in pairs, got {}", edges.len()));
+                }
+                f.acks.push(RecordedAck { t_ps, ack, flags, echo_ps, sack: edges.chunks(2).map(|c| (c[0], c[1])).collect() });
+            }
+            None => {}
+            Some(other) => fail(format!("ACKS line {line}: {other:?}: a line starts with F or A")),
+        }
+    }
+    flows
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 3 {
+        eprintln!("usage: sharebuf-tcp-replay SPEC.json ACKS.txt");
+        std::process::exit(2);
+    }
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_else(|e| fail(format!("cannot read {p}: {e}")));
+    let spec = SimSpec::from_json(&read(&args[1])).unwrap_or_else(|e| fail(e));
+    let cfg = TransportCfg::from_spec(&spec.transport).unwrap_or_else(|e| fail(e));
+    let proto = cc::build(&spec.transport.cc, &spec.transport.cc_params).unwrap_or_else(|e| fail(e));
+    let flows = read_flows(&read(&args[2]));
+    let stdout = std::io::stdout();
+    let mut o = std::io::BufWriter::new(stdout.lock());
+    let ev = |e: u8| match e {
+        TRACE_SEND => "send",
+        TRACE_ACK => "ack",
+        TRACE_TIMEOUT => "timeout",
+        TRACE_SYN_ACK => "syn_ack",
+        _ => "?",
+    };
+    let st = |s: u8| match s {
+        STATE_OPEN => "open",
+        STATE_DISORDER => "disorder",
+        STATE_CWR => "cwr",
+        STATE_RECOVERY => "recovery",
+        STATE_LOSS => "loss",
+        STATE_SYN_SENT => "syn_sent",
+        _ => "?",
+    };
+    let w = |o: &mut std::io::BufWriter<_>, s: String| o.write_all(s.as_bytes()).unwrap_or_else(|e| fail(format!("cannot write: {e}")));
+    w(&mut o, "flow\tevent\tt_ns\tseq\tretx\tcwnd_bytes\tssthresh_bytes\tin_flight_bytes\tsnd_una\tsnd_nxt\tstate\n".into());
+    for f in &flows {
+        for r in replay(f, &cfg, proto.clone_flow()) {
+            let ss = if r.ssthresh_bytes == u64::MAX { -1 } else { r.ssthresh_bytes as i64 };
+            w(&mut o, format!("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", f.id, ev(r.event), r.time_ps / 1000, r.seq, r.retx as u8, r.cwnd_bytes, ss, r.in_flight_bytes, r.snd_una, r.snd_nxt, st(r.state)));
+        }
+    }
+}
