@@ -6,6 +6,7 @@
   python3 tcp_diag.py flow    --point ... --seed 2 --trace PREFIX --out DIR --flow 1166 [--until-us 3000] [--bin-us 100]
   python3 tcp_diag.py keep    --point ... --alg abm --seed 1 --trace PREFIX --fct FCT
   python3 tcp_diag.py recoveries --point ... --seed 2 --trace PREFIX --out DIR
+  python3 tcp_diag.py replay  --point ... --seed 2 --trace PREFIX [--variant V] --out DIR
 
 `run` replays the point's ns3dc flows (as grid.py sharebuf does) with `tcp_trace_min_size_bytes`
 (default 1 MB) and the drop log, into DIR/<variant>/<alg>-s<seed>/.
@@ -26,6 +27,12 @@ their 5-tuple (ns3dc_ecmp.flow_ids), so ids are sharebuf's.
 ids), with the run's command line beside it; FCT is the fct file the traced run wrote, which must be
 byte-identical to the grid's (the trace sources change nothing). `grid.py table` sets those flows
 against sharebuf's same flows.
+
+`replay` reads PREFIX-acks.txt too (one line per ACK a traced sender received: `t_ns flow ack flags
+tsval tsecr window [SACK left right ...]`, from the `Rx` source's header), replays each flow's ACKs
+into one sharebuf sender with the variant's transport (`sharebuf-tcp-replay`) and writes, per flow
+that does not send the same segments at the same times to its end, its first different send
+(DIR/<variant>/<alg>-s<seed>/divergences.csv).
 
 `compare` prints, per side, over the flows traced on both: when the first ECN-Echo came, when the
 window was first reduced (CWR or loss recovery) and its size then, the largest window in the first
