@@ -969,8 +969,11 @@ impl TcpFlow {
                     self.win.cwnd_bytes = self.win.ssthresh_bytes;
                     if cfg.lost_rtx_rto_only {
                         // ns-3.39: a segment keeps its m_retrans flag until it is acknowledged or
-                        // the timer fires, so what an earlier recovery resent stays resent
+                        // the timer fires, so what an earlier recovery resent stays resent (the
+                        // marks of what was acknowledged since go)
                         self.rexmit_next = self.rexmit_next.max(self.snd_una);
+                        let una = self.snd_una;
+                        self.rtx_marks.retain(|&(seq, _)| seq >= una);
                     } else {
                         self.rexmit_next = self.snd_una;
                         self.rtx_marks.clear();
