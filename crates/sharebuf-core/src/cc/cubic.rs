@@ -202,9 +202,7 @@ impl Cubic {
     fn segments_on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let mss = w.mss_bytes;
         let Some(mut sa) = self.seg else { return };
-        let bytes = a.acked_bytes + sa.carry;
-        let segs = bytes / mss;
-        sa.carry = bytes % mss;
+        let segs = super::whole_segments(a.acked_bytes, &mut sa.carry, mss);
         if segs == 0 {
             self.seg = Some(sa);
             return;

@@ -243,6 +243,15 @@ pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Congesti
     (b.2)(&Params::new("transport.cc_params", params))
 }
 
+/// ns-3.39's `TcpSocketBase::ProcessAck`: the bytes an ACK acknowledges, with what earlier ACKs
+/// left short of a segment (`carry`, m_bytesAckedNotProcessed), as whole segments for the
+/// congestion control; the rest stays in `carry`.
+pub fn whole_segments(acked: u64, carry: &mut u64, mss: u64) -> u64 {
+    let bytes = acked + *carry;
+    *carry = bytes % mss;
+    bytes / mss
+}
+
 /// Standard window growth (RFC 5681 with appropriate byte counting): slow start below
 /// ssthresh, then one MSS per window of acknowledged bytes. With `segments` (DCTCP's
 /// `window_unit = "segments"`), ns-3.39's `TcpLinuxReno` instead: the bytes acknowledged become
@@ -263,9 +272,7 @@ impl RenoGrowth {
     /// the whole segments acknowledged); `ca_only`: congestion avoidance whatever ssthresh.
     fn grow_segments(&mut self, w: &mut Window, acked: u64, ca_only: bool) {
         let mss = w.mss_bytes;
-        let bytes = acked + self.carry;
-        let segs = bytes / mss;
-        self.carry = bytes % mss;
+        let segs = whole_segments(acked, &mut self.carry, mss);
         if !ca_only && w.cwnd_bytes < w.ssthresh_bytes {
             if segs >= 1 {
                 w.cwnd_bytes = (w.cwnd_bytes + segs * mss).min(w.ssthresh_bytes);

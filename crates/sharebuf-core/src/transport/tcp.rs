@@ -631,6 +631,13 @@ impl TcpFlow {
         (exited, entered)
     }
 
+    /// DeliveredData (RFC 6937 §3) of the ACK being handled: Δsnd.una + ΔSACKed since
+    /// (`una_before`, `sacked_before`), taken before it.
+    #[inline]
+    fn delivered_since(&self, una_before: u64, sacked_before: u64) -> u64 {
+        (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before)
+    }
+
     /// PRR (RFC 6937 §3, slow-start reduction bound) on an ACK in recovery that delivered
     /// `delivered` bytes: cwnd = pipe + sndcnt. As Linux and ns-3, the first ACK of the
     /// recovery may always send one segment (the fast retransmit). With
@@ -861,7 +868,7 @@ impl TcpFlow {
                         self.prr_delivered = 0;
                         self.prr_out = 0;
                         self.recover_fs = flight;
-                        let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+                        let delivered = self.delivered_since(una_before, sacked_before);
                         // ns-3.39 sets m_isRetransDataAcked in CA_RECOVERY only, never in CWR.
                         self.prr_update(delivered, false, cfg);
                     } else {
@@ -992,7 +999,7 @@ impl TcpFlow {
                         // RFC 6937 (and ns-3.39's EnterRecovery, Linux): this ACK's PRR share,
                         // at least one segment, is computed before the fast retransmit, which
                         // is part of it
-                        let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+                        let delivered = self.delivered_since(una_before, sacked_before);
                         self.prr_update(delivered, false, cfg);
                         prr_done = true;
                     }
@@ -1002,11 +1009,7 @@ impl TcpFlow {
                     if una < self.rexmit_next {
                         self.do_retransmit(now, cfg, out);
                     } else {
-                        let p = self.data(una, len, now, cfg);
-                        out.push(p);
-                        self.retransmits += 1;
-                        self.rexmit_next = una + len;
-                        self.rtx_marks.push((una, self.snd_max));
+                        self.resend(una, len, now, cfg, out);
                         self.trace_send(now, una, true, cfg);
                     }
                 } else {
@@ -1051,7 +1054,7 @@ impl TcpFlow {
         // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
         let cwr_prr_now = cfg.prr && self.cwr_prr && !self.in_recovery && self.cwr_recover != NO_RECOVER && self.snd_una >= una_before + cfg.mss_bytes;
         if cfg.prr && self.in_recovery && !prr_done || cwr_prr_now {
-            let delivered = (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+            let delivered = self.delivered_since(una_before, sacked_before);
             self.prr_update(delivered, rtx_acked && !cwr_prr_now, cfg);
         }
         if cfg.rate_window_after_prr {
@@ -1072,6 +1075,16 @@ impl TcpFlow {
         self.try_send(now, cfg, out);
     }
 
+    /// Resend [seq, seq + len) (not traced here): a retransmission, the retransmitted point
+    /// moved past it, marked resent.
+    fn resend(&mut self, seq: u64, len: u64, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
+        let p = self.data(seq, len, now, cfg);
+        out.push(p);
+        self.retransmits += 1;
+        self.rexmit_next = self.rexmit_next.max(seq + len);
+        self.rtx_marks.push((seq, self.snd_max));
+    }
+
     /// ns-3.39's `DoRetransmit`: `partial_ack = "ns3"`, on a partial ACK in SACK recovery whose
     /// new first unacknowledged segment was not retransmitted yet (`ProcessAck` calls it after
     /// PRR, `DoRecovery`, and before `SendPendingData`), and at the start of a recovery whose
@@ -1083,12 +1096,7 @@ impl TcpFlow {
         let limit = self.lost_limit(cfg);
         let hole = self.sb.next_hole(self.rexmit_next.max(una)).filter(|h| h.0 < limit);
         let (seq, retx) = if let Some((a, b)) = hole {
-            let len = cfg.mss_bytes.min(b.min(limit) - a);
-            let p = self.data(a, len, now, cfg);
-            out.push(p);
-            self.retransmits += 1;
-            self.rexmit_next = a + len;
-            self.rtx_marks.push((a, self.snd_max));
+            self.resend(a, cfg.mss_bytes.min(b.min(limit) - a), now, cfg, out);
             (a, true)
         } else if self.snd_nxt < self.size_bytes {
             let seq = self.snd_nxt;
@@ -1100,12 +1108,7 @@ impl TcpFlow {
             self.snd_max = self.snd_max.max(self.snd_nxt);
             (seq, retx)
         } else {
-            let len = cfg.mss_bytes.min(self.size_bytes - una);
-            let p = self.data(una, len, now, cfg);
-            out.push(p);
-            self.retransmits += 1;
-            self.rexmit_next = self.rexmit_next.max(una + len);
-            self.rtx_marks.push((una, self.snd_max));
+            self.resend(una, cfg.mss_bytes.min(self.size_bytes - una), now, cfg, out);
             (una, true)
         };
         if !self.rto.armed() {
