@@ -338,6 +338,9 @@ def replay_input(m, prefix, path):
     sender received: t_ns nf ack flags tsval tsecr window [SACK edges]): ns-3's sequence numbers
     start at 1 (ISN 0), sharebuf's at 0; the timestamp echo counts ms (TcpOptionTS)."""
     acks = {}
+    if not Path(f"{prefix}-acks.txt").is_file():
+        sys.exit(f"{prefix}-acks.txt: no such file (--trace is the prefix of a traced ns3dc run that logged its "
+                 f"senders' ACKs; see the docstring)")
     with open(f"{prefix}-acks.txt") as fh:
         for line in fh:
             t = line.split()
@@ -355,7 +358,11 @@ def replay_input(m, prefix, path):
                 out.write(f"A {t[0]} {int(t[2]) - 1} {flags} {int(t[5]) * 1_000_000} {edges}\n")
 
 
-def first_divergence(ns_sends, sb_sends, tol_ns=2):
+# sends this close in time are the same send (ns)
+SAME_SEND_NS = 2
+
+
+def first_divergence(ns_sends, sb_sends, tol_ns=SAME_SEND_NS):
     """The index of the first send that differs in sequence number or by more than `tol_ns` in
     time (None: none). ns-3 sends the first data a time step after the SYN-ACK
     (`TcpSocketBase::ProcessSynSent` schedules `SendPendingData` after `TimeStep (1)`)."""
@@ -404,8 +411,8 @@ def cmd_replay(a):
             continue
         x = ns[k] if k < len(ns) else None
         y = mine[k] if k < len(mine) else None
-        kind = ("sharebuf sends later or not at all" if y is None or (x is not None and y[0] > x[0] + 2) else
-                "sharebuf sends earlier or more" if x is None or y[0] < x[0] - 2 else "another segment at the same time")
+        kind = ("sharebuf sends later or not at all" if y is None or (x is not None and y[0] > x[0] + SAME_SEND_NS) else
+                "sharebuf sends earlier or more" if x is None or y[0] < x[0] - SAME_SEND_NS else "another segment at the same time")
         hs = sb[(sb.flow == fid) & (sb.t_ns <= (y or x)[0])].tail(1)
         rows.append(dict(fid=fid, k=k, of=len(ns), t_ns=(x or y)[0], ns3dc=x, sharebuf=y, kind=kind,
                          ns3dc_state=state_at[k] if k < len(state_at) else state_at[-1] if state_at else "?",

@@ -37,6 +37,9 @@ fn read_flows(text: &str) -> Vec<RecordedFlow> {
             Some("F") => {
                 let id = num(t.next(), "id", line) as u32;
                 let size_bytes = num(t.next(), "size_bytes", line);
+                if size_bytes == 0 {
+                    fail(format!("ACKS line {line}: size_bytes = 0: a flow carries at least one byte"));
+                }
                 let start_ps = num(t.next(), "start_ns", line) * ps_per_ns;
                 let handshake = num(t.next(), "handshake", line) != 0;
                 let path = PathInfo { base_rtt_ps: num(t.next(), "base_rtt_ns", line) * ps_per_ns, tau_ps: num(t.next(), "tau_ns", line) * ps_per_ns, line_rate_bps: num(t.next(), "line_rate_bps", line) };
@@ -45,6 +48,10 @@ fn read_flows(text: &str) -> Vec<RecordedFlow> {
             Some("A") => {
                 let f = flows.last_mut().unwrap_or_else(|| fail(format!("ACKS line {line}: an ACK before any flow (F line)")));
                 let t_ps = num(t.next(), "t_ns", line) * ps_per_ns;
+                let last = f.acks.last().map_or(f.start_ps, |a| a.t_ps);
+                if t_ps < last {
+                    fail(format!("ACKS line {line}: t_ns = {}: before the flow's start or its previous ACK ({} ns); ACKs come in time order", t_ps / ps_per_ns, last / ps_per_ns));
+                }
                 let ack = num(t.next(), "ack", line);
                 let flags = num(t.next(), "flags", line) as u8;
                 let echo_ps = num(t.next(), "echo_ns", line) * ps_per_ns;
@@ -70,6 +77,9 @@ fn main() {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_else(|e| fail(format!("cannot read {p}: {e}")));
     let spec = SimSpec::from_json(&read(&args[1])).unwrap_or_else(|e| fail(e));
     let cfg = TransportCfg::from_spec(&spec.transport).unwrap_or_else(|e| fail(e));
+    if cfg.roce {
+        fail("transport.kind = 'roce': sharebuf-tcp-replay drives TCP senders only; allowed: 'tcp'".into());
+    }
     let proto = cc::build(&spec.transport.cc, &spec.transport.cc_params).unwrap_or_else(|e| fail(e));
     let flows = read_flows(&read(&args[2]));
     let stdout = std::io::stdout();
