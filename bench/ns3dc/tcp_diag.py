@@ -338,9 +338,6 @@ def replay_input(m, prefix, path):
     sender received: t_ns nf ack flags tsval tsecr window [SACK edges]): ns-3's sequence numbers
     start at 1 (ISN 0), sharebuf's at 0; the timestamp echo counts ms (TcpOptionTS)."""
     acks = {}
-    if not Path(f"{prefix}-acks.txt").is_file():
-        sys.exit(f"{prefix}-acks.txt: no such file (--trace is the prefix of a traced ns3dc run that logged its "
-                 f"senders' ACKs; see the docstring)")
     with open(f"{prefix}-acks.txt") as fh:
         for line in fh:
             t = line.split()
@@ -376,6 +373,10 @@ def cmd_replay(a):
     """Feed each traced ns3dc sender's ACKs (PREFIX-acks.txt) to sharebuf's sender (`variant`'s
     transport) and set what each sends, segment by segment, against ns3dc's."""
     import subprocess
+    for f in (f"{a.trace}-tcp.txt", f"{a.trace}-tcpmap.txt", f"{a.trace}-acks.txt"):
+        if not Path(f).is_file():
+            sys.exit(f"{f}: no such file (--trace is the prefix of a traced ns3dc run that logged its senders' "
+                     f"events and ACKs: PREFIX-tcp.txt, PREFIX-tcpmap.txt, PREFIX-acks.txt; see the docstring)")
     from sharebuf.scenario.engine_spec import engine_spec_json, resolve
     from sharebuf.scenario.load import load_scenario
     p = point(a.point)
