@@ -29,7 +29,8 @@ byte-identical to the grid's (the trace sources change nothing). `grid.py table`
 against sharebuf's same flows.
 
 `replay` reads PREFIX-acks.txt too (one line per ACK a traced sender received: `t_ns flow ack flags
-tsval tsecr window [SACK left right ...]`, from the `Rx` source's header), replays each flow's ACKs
+tsval tsecr window [SACK left right ...] [f<ns>]`, from the `Rx` source's header; `f`: the send time
+in the ACK's FeedbackTag, which TcpAdvanced senders such as TIMELY read), replays each flow's ACKs
 into one sharebuf sender with the variant's transport (`sharebuf-tcp-replay`) and writes, per flow
 that does not send the same segments at the same times to its end, its first different send
 (DIR/<variant>/<alg>-s<seed>/divergences.csv).
@@ -333,26 +334,32 @@ def cmd_keep(a):
 NS3_SYN, NS3_ACK, NS3_ECE = 0x02, 0x10, 0x40
 
 
-def replay_input(m, prefix, path):
+def replay_input(m, prefix, ws_csv, path):
     """ACKS.txt for sharebuf-tcp-replay from ns3dc's PREFIX-acks.txt (one line per ACK a traced
-    sender received: t_ns nf ack flags tsval tsecr window [SACK edges]): ns-3's sequence numbers
-    start at 1 (ISN 0), sharebuf's at 0; the timestamp echo counts ms (TcpOptionTS)."""
+    sender received: t_ns nf ack flags tsval tsecr window [SACK edges] [f<send ns>]): ns-3's
+    sequence numbers start at 1 (ISN 0), sharebuf's at 0. The echoed send time is the ACK's
+    FeedbackTag stamp (`f`, ns: the TcpAdvanced senders', which TIMELY reads) where it has one,
+    else the timestamp echo (TcpOptionTS, ms). Each flow's hosts are sharebuf's (`ws_csv`)."""
     acks = {}
     with open(f"{prefix}-acks.txt") as fh:
         for line in fh:
             t = line.split()
             acks.setdefault(int(t[1]), []).append(t)
+    hosts = pd.read_csv(ws_csv, usecols=["id", "src", "dst"]).set_index("id")
     with open(path, "w") as out:
         for r in m.itertuples():
+            src, dst = hosts.loc[r.fid, "src"], hosts.loc[r.fid, "dst"]
             # the trace sources are connected 1 ns after the flow starts (its SYN)
-            out.write(f"F {r.fid} {r.size} {r.t_ns - 1} 1 0 0 10000000000\n")
+            out.write(f"F {r.fid} {r.size} {r.t_ns - 1} 1 {src} {dst}\n")
             for t in acks.get(r.nf, []):
                 fl = int(t[3])
                 if not fl & NS3_ACK:
                     continue  # the peer's reset after the close
                 flags = (1 if fl & NS3_SYN else 0) | (32 if fl & NS3_ECE else 0)
-                edges = " ".join(str(int(x) - 1) for x in t[7:])
-                out.write(f"A {t[0]} {int(t[2]) - 1} {flags} {int(t[5]) * 1_000_000} {edges}\n")
+                fb = t[-1][1:] if t[-1].startswith("f") else None
+                echo = int(fb) if fb is not None else int(t[5]) * 1_000_000
+                edges = " ".join(str(int(x) - 1) for x in t[7:len(t) - (fb is not None)])
+                out.write(f"A {t[0]} {int(t[2]) - 1} {flags} {echo} {edges}\n")
 
 
 # sends this close in time are the same send (ns)
@@ -387,7 +394,7 @@ def cmd_replay(a):
     out.mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(engine_spec_json(resolve(sc, base)))
     m, ev = ns3dc_trace(p, a.seed, a.trace)
-    replay_input(m, a.trace, out / "acks.txt")
+    replay_input(m, a.trace, csvs[0], out / "acks.txt")
     exe = grid.REPO / "target" / "release" / "sharebuf-tcp-replay"
     if not exe.is_file():
         sys.exit(f"{exe}: not built (cargo build --release -p sharebuf-core --bin sharebuf-tcp-replay)")

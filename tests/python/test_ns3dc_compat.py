@@ -738,18 +738,24 @@ def test_profile_sets_ns3dc_powertcp():
 
 
 def test_pacing_size_reaches_the_engine_only_where_a_sender_is_paced():
-    """The profile's pacing_size = "payload" acts only on rate-paced senders (TIMELY, PowerTCP,
-    θ-PowerTCP, HPCC, fixed_window): the engine spec names it only when the transport or a
-    workload runs one, so the runs of window-based transports (Cubic, DCTCP) keep their keys."""
+    """The profile's pacing_size = "payload" and pacing_gap = "ns3" act only on rate-paced senders
+    (TIMELY, PowerTCP, θ-PowerTCP, HPCC, fixed_window): the engine spec names them only when the
+    transport or a workload runs one, so the runs of window-based transports (Cubic, DCTCP) keep
+    their keys."""
     from sharebuf.scenario.engine_spec import transport
     sc = star(hosts=2)
     sc["profile"] = "ns3dc"
     for cc, named in (("cubic", False), ("dctcp", False), ("newreno", False), ("timely", True), ("powertcp", True)):
         sc["transport"] = {"cc": cc}
-        assert ("pacing_size" in transport(parse_scenario(sc))) is named, cc
+        t = transport(parse_scenario(sc))
+        assert ("pacing_size" in t) is named and ("pacing_gap" in t) is named, cc
     sc["transport"] = {"cc": "cubic"}
     sc["workload"] = [{"kind": "flows", "cc": "fixed_window", "flows": [{"src": 0, "dst": 1, "size_bytes": 10_000, "start_s": 0.0}]}]
-    assert transport(parse_scenario(sc))["pacing_size"] == "payload"
+    t = transport(parse_scenario(sc))
+    assert t["pacing_size"] == "payload" and t["pacing_gap"] == "ns3"
+    sc["transport"] = {"cc": "timely", "pacing_gap": "round"}
+    with pytest.raises(ScenarioError, match=r"transport\.pacing_gap = 'round': Input should be 'exact' or 'ns3'"):
+        parse_scenario(sc)
 
 
 def test_timely_reads_its_send_stamp_not_the_ms_timestamp_tick():

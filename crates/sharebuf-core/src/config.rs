@@ -372,6 +372,24 @@ pub struct TransportSpec {
     /// it by now, when it stands).
     #[serde(default = "keep")]
     pub pacing_rate_change: String,
+    /// The gap a paced packet books: "exact" (its bytes at the pacing rate, to the ps, rounded
+    /// up) or "ns3" (ns-3's `DataRate::CalculateBytesTxTime`: an integer `Time` division, so
+    /// the gap is truncated to whole ns).
+    #[serde(default = "exact")]
+    pub pacing_gap: String,
+    /// A segment a paced sender resends outside its send loop (fast retransmit, a partial ACK's
+    /// or a lost retransmission's resend): "exempt" (it goes at once and books no gap) or "ns3"
+    /// (it goes at once and, if no gap is running, starts one, as ns-3's `SendDataPacket`
+    /// schedules `CC_pacingTimer` for every segment it sends while the timer is idle).
+    #[serde(default = "exempt")]
+    pub pacing_resends: String,
+    /// The sequence a congestion control marks its rounds with (DCTCP's α window; TIMELY's,
+    /// PowerTCP's, θ-PowerTCP's, HPCC's once-per-RTT update): "highest" (snd.nxt, the highest
+    /// sent) or "ns3" (ns-3.39's `m_nextTxSequence`: the end of the last segment
+    /// `SendPendingData` sent, the start of the last one `DoRetransmit` resent, raised to each
+    /// new cumulative ACK; in a recovery it falls back to the holes being resent).
+    #[serde(default = "highest")]
+    pub next_tx: String,
     /// The receive window the receiver advertises in its SYN-ACK, in bytes: a TCP sender keeps
     /// its data in flight within it until the receiver's first ACK (0: no limit). ns-3 puts the
     /// SYN-ACK's window field there unscaled (RFC 7323), at most 65,535 B, and scales the window
@@ -445,6 +463,14 @@ fn recover() -> String {
 
 fn packet() -> String {
     "packet".into()
+}
+
+fn highest() -> String {
+    "highest".into()
+}
+
+fn exempt() -> String {
+    "exempt".into()
 }
 
 fn keep() -> String {

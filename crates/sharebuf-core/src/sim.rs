@@ -1,7 +1,7 @@
 //! The simulator: builds the network from a spec and runs the event loop.
 
 use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
-use crate::cc::{self, CongestionControl, PathInfo};
+use crate::cc::{self, CongestionControl};
 use crate::config::SimSpec;
 use crate::engine::{EventQueue, Kind, Stop, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, DropRecord, Hop, QueueSample, RunOutput};
@@ -1401,7 +1401,7 @@ impl Simulator {
         let d = &self.flows.desc;
         let (src, dst) = (d.src[i], d.dst[i]);
         let (mss, hdr) = (self.cfg.mss_bytes, self.cfg.header_bytes);
-        let path = PathInfo { base_rtt_ps: self.topo.base_rtt_ps(src, dst), tau_ps: self.topo.unloaded_rtt_ps(src, dst, mss + hdr, hdr), line_rate_bps: self.topo.host_rate_bps };
+        let path = self.topo.path_info(src, dst, mss + hdr, hdr);
         let cfg = if self.any_alt && self.workload_alt[d.workload[i] as usize] { &self.cfg_alt } else { &self.cfg };
         let mut flow = TcpFlow::new(fi, src, dst, d.size_bytes[i], d.start_ps[i], d.priority[i], d.handshake[i], path, cfg);
         if self.tcp_trace_on && !cfg.roce {

@@ -238,6 +238,12 @@ impl Topology {
         self.base_rtt_ps(src, dst) + 2 * up.iter().map(|h| tx_time_ps(data_bytes, h.rate_bps) + tx_time_ps(ack_bytes, h.rate_bps)).sum::<Time>()
     }
 
+    /// What a flow from `src` to `dst` knows of its path (`cc::PathInfo`): base RTT, τ for
+    /// `data_bytes` segments and `ack_bytes` ACKs, and the hosts' line rate.
+    pub fn path_info(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> crate::cc::PathInfo {
+        crate::cc::PathInfo { base_rtt_ps: self.base_rtt_ps(src, dst), tau_ps: self.unloaded_rtt_ps(src, dst, data_bytes, ack_bytes), line_rate_bps: self.host_rate_bps }
+    }
+
     /// Round-trip propagation delay between two hosts (the papers' base RTT).
     pub fn base_rtt_ps(&self, src: u32, dst: u32) -> Time {
         4 * self.tiers[..self.path_level(src, dst)].iter().map(|h| h.delay_ps).sum::<Time>()

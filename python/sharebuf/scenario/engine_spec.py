@@ -194,6 +194,16 @@ def _rate_changes(sc: Scenario) -> bool:
     return sc.transport.cc in RATE_CHANGING_CCS or any(getattr(w, "cc", None) in RATE_CHANGING_CCS for w in sc.workload)
 
 
+#: Congestion controls that mark rounds with the next sequence to send (``AckInfo::next_tx``: cc/dctcp.rs's
+#: alpha window, cc/rate.rs's once-per-RTT update); ``transport.next_tx`` cannot act on the others.
+ROUND_CCS = ("dctcp", "timely", "powertcp", "theta_powertcp", "hpcc")
+
+
+def _rounds(sc: Scenario) -> bool:
+    """Whether any flow of the scenario runs a congestion control that marks rounds with next_tx."""
+    return sc.transport.cc in ROUND_CCS or any(getattr(w, "cc", None) in ROUND_CCS for w in sc.workload)
+
+
 def _ecn(sc: Scenario) -> bool:
     """Whether any flow of the scenario runs an ECN-capable congestion control."""
     return sc.transport.cc in ECN_CCS or any(getattr(w, "cc", None) in ECN_CCS for w in sc.workload)
@@ -209,13 +219,13 @@ def transport(sc: Scenario) -> dict:
     # Switches of ns3dc's TCP, named only when set (the engine's defaults are the same) and, for
     # pacing_size, only when a flow is paced, for cwr_dupacks only when a flow is ECN-capable: a
     # spec, and so a run's key, stays what it was for every scenario they cannot act on.
-    acts = {"pacing_size": _paced, "pacing_rate_change": _rate_changes, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
+    acts = {"pacing_size": _paced, "pacing_gap": _paced, "pacing_resends": _paced, "next_tx": _rounds, "pacing_rate_change": _rate_changes, "cwr_dupacks": _ecn, "cwr_window": _ecn, "ce_echo": _ecn, "loss_cwr": _ecn,
             "prr_reduction_bound": lambda s: s.transport.recovery == "prr",
             "prr_arithmetic": lambda s: s.transport.recovery == "prr",
             "rate_window_in_recovery": lambda s: s.transport.recovery == "prr" and _rate_changes(s)}
     extra = {k: getattr(t, k) for k, default in (("preopened_init_cwnd", "transport"), ("lost_retransmission", "detect"),
                                                   ("recovery_tail", "rto"), ("pacing_size", "packet"),
-                                                  ("pacing_rate_change", "keep"),
+                                                  ("pacing_rate_change", "keep"), ("pacing_gap", "exact"), ("pacing_resends", "exempt"), ("next_tx", "highest"),
                                                   ("cwr_dupacks", "recover"), ("cwr_window", "cc"),
                                                   ("ce_echo", "packet"), ("partial_ack", "window"),
                                                   ("loss_marking", "highest_sack"),

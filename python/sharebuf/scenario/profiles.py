@@ -75,6 +75,10 @@ PROFILES: Dict[str, Dict[str, Any]] = {
                                                        # int(ssthresh - pipe) reads as negative (nothing sent)
         # ns3dc's TcpAdvanced (TIMELY, PowerTCP, θ-PowerTCP): CC_pacingTimer waits payload / rate after each segment
         "transport.pacing_size": "payload",
+        "transport.pacing_gap": "ns3",               # DataRate::CalculateBytesTxTime: an integer ns division
+        "transport.pacing_resends": "ns3",           # DoRetransmit's SendDataPacket starts CC_pacingTimer if idle
+        "transport.next_tx": "ns3",                  # TcpDctcp's alpha window and TcpAdvanced's once-per-RTT update read
+                                                     # m_nextTxSequence, which DoRetransmit moves back to a resent hole
         "transport.pacing_rate_change": "rescale",   # SetCCRate moves a pending CC_pacingTimer by new gap - old gap
         # ns3dc's TIMELY (TcpAdvanced::UpdateRateTimely, run-main.sh; for TIMELY only):
         "transport.cc_params.t_low_us": 200,           # TimelyTlow 200 us (the paper: 50)

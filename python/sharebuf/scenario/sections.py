@@ -204,6 +204,21 @@ class TransportSection(Section):
     #: last paced packet's time at the new rate minus its time at the old one (unless that would
     #: end it by now).
     pacing_rate_change: Literal["keep", "rescale"] = "keep"
+    #: The gap a rate-paced packet books: "exact" (its bytes at the pacing rate, to the ps) or "ns3"
+    #: (ns-3's DataRate::CalculateBytesTxTime divides an integer ns count, so each gap is truncated
+    #: to whole ns: at 600 Mbps a 1400 B segment waits 18,666 ns, not 18,666.67).
+    pacing_gap: Literal["exact", "ns3"] = "exact"
+    #: A segment a rate-paced sender resends outside its send loop (the fast retransmit, a partial ACK's or a
+    #: lost retransmission's resend): "exempt", it goes at once and books no gap; "ns3", it goes at once and,
+    #: if no gap is running, starts one (ns-3's SendDataPacket schedules CC_pacingTimer for every segment
+    #: it sends while the timer is idle), so the next new segment waits a gap after it.
+    pacing_resends: Literal["exempt", "ns3"] = "exempt"
+    #: The sequence a congestion control marks its rounds with (DCTCP's alpha window; the once-per-RTT update of
+    #: TIMELY, PowerTCP, θ-PowerTCP, HPCC): "highest", snd.nxt (the highest sent); "ns3", ns-3.39's
+    #: m_nextTxSequence: the end of the last segment SendPendingData sent, the start of the last one
+    #: DoRetransmit resent, raised to each new cumulative ACK, so in a recovery it falls back to the holes
+    #: being resent and the rounds end sooner.
+    next_tx: Literal["highest", "ns3"] = "highest"
     #: The receive window the receiver advertises in its SYN-ACK, in bytes: a TCP sender keeps its data in
     #: flight within it until the receiver's first ACK, pre-opened connections (incast responses) included;
     #: "none": no limit. ns-3 (so ns3dc) takes the SYN-ACK's 16-bit window unscaled (RFC 7323): 65535, so a

@@ -4,16 +4,19 @@
 //! ACKS.txt from ns3dc's traced senders and compares the two senders ACK by ACK.
 //!
 //! ACKS.txt, whitespace-separated, sequence numbers from 0 (the first data byte):
-//!   F id size_bytes start_ns handshake(0|1) base_rtt_ns tau_ns line_rate_bps   a flow
-//!   A t_ns ack flags echo_ns lo1 hi1 lo2 hi2 ...                            an ACK of it
-//! (flags as sharebuf's packet flags: 1 SYN, 32 ECE). Output, tab-separated with a header: one
-//! row per sender event (send, ack, timeout, syn_ack) with its state after it.
+//!   F id size_bytes start_ns handshake(0|1) src dst    a flow from host src to host dst
+//!   A t_ns ack flags echo_ns lo1 hi1 lo2 hi2 ...      an ACK of it
+//! (flags as sharebuf's packet flags: 1 SYN, 32 ECE; echo_ns: the send time the ACK echoes). The
+//! flow's path (base RTT, τ, line rate: what TIMELY and PowerTCP read) is the spec topology's
+//! between src and dst, as in a run. Output, tab-separated with a header: one row per sender
+//! event (send, ack, timeout, syn_ack) with its state after it.
 
-use sharebuf_core::cc::{self, PathInfo};
+use sharebuf_core::cc;
 use sharebuf_core::engine::PS_PER_US;
 use sharebuf_core::metrics::{STATE_CWR, STATE_DISORDER, STATE_LOSS, STATE_OPEN, STATE_RECOVERY, STATE_SYN_SENT, TRACE_ACK, TRACE_SEND, TRACE_SYN_ACK, TRACE_TIMEOUT};
 use sharebuf_core::transport::replay::{replay, RecordedAck, RecordedFlow};
 use sharebuf_core::transport::TransportCfg;
+use sharebuf_core::topology::Topology;
 use sharebuf_core::SimSpec;
 use std::io::Write;
 
@@ -27,7 +30,7 @@ fn num(tok: Option<&str>, what: &str, line: usize) -> u64 {
     t.parse().unwrap_or_else(|_| fail(format!("ACKS line {line}: {what} = {t:?}: not a whole number")))
 }
 
-fn read_flows(text: &str) -> Vec<RecordedFlow> {
+fn read_flows(text: &str, topo: &Topology, data_bytes: u64, ack_bytes: u64) -> Vec<RecordedFlow> {
     let ps_per_ns = PS_PER_US / 1000;
     let mut flows: Vec<RecordedFlow> = Vec::new();
     for (i, l) in text.lines().enumerate() {
@@ -42,7 +45,15 @@ fn read_flows(text: &str) -> Vec<RecordedFlow> {
                 }
                 let start_ps = num(t.next(), "start_ns", line) * ps_per_ns;
                 let handshake = num(t.next(), "handshake", line) != 0;
-                let path = PathInfo { base_rtt_ps: num(t.next(), "base_rtt_ns", line) * ps_per_ns, tau_ps: num(t.next(), "tau_ns", line) * ps_per_ns, line_rate_bps: num(t.next(), "line_rate_bps", line) };
+                let mut host = |what| {
+                    let h = num(t.next(), what, line);
+                    if h >= topo.n_hosts as u64 {
+                        fail(format!("ACKS line {line}: {what} = {h}: the spec's topology has hosts 0..{}", topo.n_hosts - 1));
+                    }
+                    h as u32
+                };
+                let (src, dst) = (host("src"), host("dst"));
+                let path = topo.path_info(src, dst, data_bytes, ack_bytes);
                 flows.push(RecordedFlow { id, size_bytes, start_ps, handshake, path, acks: Vec::new() });
             }
             Some("A") => {
@@ -81,7 +92,8 @@ fn main() {
         fail("transport.kind = 'roce': sharebuf-tcp-replay drives TCP senders only; allowed: 'tcp'".into());
     }
     let proto = cc::build(&spec.transport.cc, &spec.transport.cc_params).unwrap_or_else(|e| fail(e));
-    let flows = read_flows(&read(&args[2]));
+    let topo = Topology::build(&spec.topology).unwrap_or_else(|e| fail(e));
+    let flows = read_flows(&read(&args[2]), &topo, cfg.mss_bytes + cfg.header_bytes, cfg.header_bytes);
     let stdout = std::io::stdout();
     let mut o = std::io::BufWriter::new(stdout.lock());
     let ev = |e: u8| match e {

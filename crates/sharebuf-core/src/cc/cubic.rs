@@ -483,7 +483,7 @@ mod tests {
             for i in 0..n {
                 let t = now + rtt * i / n;
                 una += mss;
-                let a = AckInfo { now: t, acked_bytes: mss, ece: false, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w.cwnd_bytes, path: &crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
+                let a = AckInfo { now: t, acked_bytes: mss, ece: false, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w.cwnd_bytes, next_tx: una + w.cwnd_bytes, path: &crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
                 cc.on_ack(&mut w, &a);
             }
             now += rtt;
@@ -516,7 +516,7 @@ mod tests {
         let mut now = t0;
         for _ in 0..n {
             *una += w.mss_bytes;
-            let a = AckInfo { now, acked_bytes: w.mss_bytes, ece: false, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: *una, snd_nxt: *una + w.cwnd_bytes, path: &crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
+            let a = AckInfo { now, acked_bytes: w.mss_bytes, ece: false, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: *una, snd_nxt: *una + w.cwnd_bytes, next_tx: *una + w.cwnd_bytes, path: &crate::cc::PathInfo { base_rtt_ps: rtt, tau_ps: rtt, line_rate_bps: 1 } };
             cc.on_ack(w, &a);
             now += rtt * w.mss_bytes / w.cwnd_bytes.max(1);
         }
@@ -547,7 +547,7 @@ mod tests {
         assert_eq!(w.ssthresh_bytes, 70_000);
         w.cwnd_bytes = w.ssthresh_bytes;
         let path = crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 };
-        let ack = |now: Time| AckInfo { now, acked_bytes: mss, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: 0, snd_nxt: 0, path: &path };
+        let ack = |now: Time| AckInfo { now, acked_bytes: mss, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: 0, snd_nxt: 0, next_tx: 0, path: &path };
         cc.on_ack(&mut w, &ack(PS_PER_S));
         assert_eq!(w.cwnd_bytes, 70_000);
         let mut grew_at = Vec::new();

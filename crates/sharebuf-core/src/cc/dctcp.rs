@@ -99,7 +99,7 @@ impl CongestionControl for Dctcp {
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if !self.started {
             self.started = true;
-            self.window_end = a.snd_nxt;
+            self.window_end = a.next_tx;
         }
         self.acked_in_window += a.acked_bytes;
         if a.ece {
@@ -110,7 +110,7 @@ impl CongestionControl for Dctcp {
             self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
             self.acked_in_window = 0;
             self.marked_in_window = 0;
-            self.window_end = a.snd_nxt;
+            self.window_end = a.next_tx;
         }
         if a.in_recovery {
             return;
@@ -147,7 +147,7 @@ mod tests {
     use super::*;
 
     fn ack(acked: u64, ece: bool, una: u64, nxt: u64) -> AckInfo<'static> {
-        AckInfo { now: 0, acked_bytes: acked, ece, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: nxt, path: &crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 } }
+        AckInfo { now: 0, acked_bytes: acked, ece, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: nxt, next_tx: nxt, path: &crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 } }
     }
 
     #[test]

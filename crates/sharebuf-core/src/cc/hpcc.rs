@@ -120,7 +120,7 @@ mod tests {
         let mut w = Window { cwnd_bytes: 0, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 };
         cc.on_start(&mut w, 0, &path);
         let (s1, s2) = (stack(1_000_000, 0, 12_500), stack(2_000_000, 1_250, 12_500));
-        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path: &path };
+        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, next_tx: 100_000, path: &path };
         cc.on_ack(&mut w, &ack(20_000_000, &s1));
         cc.on_ack(&mut w, &ack(21_000_000, &s2));
         let expect = 12_500.0 / (1.1 / 0.95) + 125.0;

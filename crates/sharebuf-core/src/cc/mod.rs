@@ -63,7 +63,12 @@ pub struct AckInfo<'a> {
     /// The transport is in fast recovery (window growth is suspended).
     pub in_recovery: bool,
     pub snd_una: u64,
+    /// The highest sequence sent + 1 (RFC 793's SND.NXT; snd_una after a timeout's go-back).
     pub snd_nxt: u64,
+    /// The sequence the window- and RTT-rounds are marked with (DCTCP's α window, the rate
+    /// algorithms' once-per-RTT update): snd_nxt, or with `transport.next_tx = "ns3"` ns-3.39's
+    /// `m_nextTxSequence` (see `TcpFlow::next_tx`).
+    pub next_tx: u64,
     /// The flow's path, by reference (not copied per ACK).
     pub path: &'a PathInfo,
 }
@@ -370,7 +375,7 @@ mod tests {
                 una += 1000;
                 let rtt = 20_000_000 + (i % 13) * 1_000_000;
                 for (k, cc) in [&mut direct, &mut dynamic].into_iter().enumerate() {
-                    let a = AckInfo { now: i * 2_000_000, acked_bytes: 1000, ece: i % 7 == 0 && i < 1000, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w[k].cwnd_bytes, path: &path };
+                    let a = AckInfo { now: i * 2_000_000, acked_bytes: 1000, ece: i % 7 == 0 && i < 1000, rtt_ps: Some(rtt), srtt_ps: Some(rtt), echo_ts_ps: 0, int: None, in_recovery: false, snd_una: una, snd_nxt: una + w[k].cwnd_bytes, next_tx: una + w[k].cwnd_bytes, path: &path };
                     cc.on_ack(&mut w[k], &a);
                     if i == 1500 {
                         w[k].ssthresh_bytes = cc.ssthresh_after_loss(&w[k], w[k].cwnd_bytes);

@@ -36,7 +36,7 @@ mod tests {
     fn slow_start_then_linear() {
         let mut cc = NewReno::default();
         let mut w = Window { cwnd_bytes: 1000, ssthresh_bytes: 4000, mss_bytes: 1000, pacing_rate_bps: 0 };
-        let ack = |n| AckInfo { now: 0, acked_bytes: n, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: 0, snd_nxt: 0, path: &crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 } };
+        let ack = |n| AckInfo { now: 0, acked_bytes: n, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una: 0, snd_nxt: 0, next_tx: 0, path: &crate::cc::PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 1 } };
         for _ in 0..3 {
             cc.on_ack(&mut w, &ack(1000));
         }

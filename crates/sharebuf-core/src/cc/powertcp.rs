@@ -184,7 +184,7 @@ mod tests {
         cc.on_start(&mut w, 0, &path);
         assert_eq!(w.cwnd_bytes, 12_500);
         let (s1, s2) = (stack(1_000_000, 0, 100_000), stack(2_000_000, 1_250, 100_000));
-        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path: &path };
+        let ack = |now, int| AckInfo { now, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, next_tx: 100_000, path: &path };
         cc.on_ack(&mut w, &ack(20_000_000, &s1));
         cc.on_ack(&mut w, &ack(21_000_000, &s2));
         let expect = 0.9 * (12_500.0 / (9.0 / 0.95) + 125.0) + 0.1 * 12_500.0;
@@ -202,7 +202,7 @@ mod tests {
         let mut w = Window { cwnd_bytes: 0, ssthresh_bytes: u64::MAX, mss_bytes: 1000, pacing_rate_bps: 0 };
         cc.on_start(&mut w, 0, path);
         let int = stack(1_000_000, 0, 25_000);
-        let a = AckInfo { now: 20_000_000, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(&int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path };
+        let a = AckInfo { now: 20_000_000, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(&int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, next_tx: 100_000, path };
         cc.on_ack(&mut w, &a);
         (cc, w)
     }
@@ -212,7 +212,7 @@ mod tests {
     /// after the first, within the RTT: no once-per-RTT update (W_ref stays).
     fn next_ack(cc: &mut PowerTcp, w: &mut Window, path: &PathInfo) {
         let int = stack(2_000_000, 1_250, 25_000);
-        let a = AckInfo { now: 22_000_000, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(&int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, path };
+        let a = AckInfo { now: 22_000_000, acked_bytes: 1000, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: Some(&int), in_recovery: false, snd_una: 1000, snd_nxt: 100_000, next_tx: 100_000, path };
         cc.on_ack(w, &a);
     }
 

@@ -131,7 +131,7 @@ impl RateCtl {
     pub fn once_per_rtt(&mut self, a: &AckInfo) -> bool {
         if self.opts.new_ack_only {
             if a.snd_una > self.last_update_seq {
-                self.last_update_seq = self.last_update_seq.max(a.snd_nxt);
+                self.last_update_seq = self.last_update_seq.max(a.next_tx);
                 self.last_update_ps = a.now;
                 return true;
             }
@@ -139,7 +139,7 @@ impl RateCtl {
         }
         let rtt = a.stamp_rtt_ps().unwrap_or(a.path.tau_ps).max(a.path.tau_ps);
         if a.snd_una > self.last_update_seq || a.now >= self.last_update_ps + rtt {
-            self.last_update_seq = a.snd_nxt;
+            self.last_update_seq = a.next_tx;
             self.last_update_ps = a.now;
             true
         } else {
@@ -179,7 +179,7 @@ mod tests {
     use super::*;
 
     fn ack(now: Time, snd_una: u64, snd_nxt: u64, path: &PathInfo) -> AckInfo<'_> {
-        AckInfo { now, acked_bytes: 0, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una, snd_nxt, path }
+        AckInfo { now, acked_bytes: 0, ece: false, rtt_ps: None, srtt_ps: None, echo_ts_ps: 0, int: None, in_recovery: false, snd_una, snd_nxt, next_tx: snd_nxt, path }
     }
 
     /// The once-per-RTT trigger, τ = 10 µs. An update at 0 with 50,000 B sent sets the mark.

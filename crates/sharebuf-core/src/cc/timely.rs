@@ -189,7 +189,7 @@ mod tests {
         let mut out = vec![];
         for (i, &r) in rtts_us.iter().enumerate() {
             let k = k0 + i as u64 + 1;
-            let a = AckInfo { now: k * 1000 * US, acked_bytes: 1000, ece: false, rtt_ps: Some(r * US), srtt_ps: None, echo_ts_ps: k * 1000 * US - r * US, int: None, in_recovery: false, snd_una: k * 1000, snd_nxt: k * 1000 + 500, path };
+            let a = AckInfo { now: k * 1000 * US, acked_bytes: 1000, ece: false, rtt_ps: Some(r * US), srtt_ps: None, echo_ts_ps: k * 1000 * US - r * US, int: None, in_recovery: false, snd_una: k * 1000, snd_nxt: k * 1000 + 500, next_tx: k * 1000 + 500, path };
             cc.on_ack(w, &a);
             out.push(w.pacing_rate_bps as f64 / 1e6);
         }

@@ -121,6 +121,12 @@ pub struct TransportCfg {
     pub pace_payload_only: bool,
     /// `pacing_rate_change = "rescale"`: a rate change moves a pending pacing gap (ns3dc).
     pub pace_rescale: bool,
+    /// `pacing_gap = "ns3"`: a pacing gap is truncated to whole ns (ns-3's integer `Time`).
+    pub pace_gap_ns3: bool,
+    /// `pacing_resends = "ns3"`: a resend outside the send loop starts a pacing gap if none runs.
+    pub pace_resends_ns3: bool,
+    /// `next_tx = "ns3"`: the controller's rounds are marked with ns-3's `m_nextTxSequence`.
+    pub next_tx_ns3: bool,
     /// Bytes a TCP sender may have in flight until the receiver's first ACK (the SYN-ACK's
     /// window; u64::MAX: no limit).
     pub syn_ack_window_bytes: u64,
@@ -183,6 +189,9 @@ impl TransportCfg {
         }
         let pace_payload_only = two_way("pacing_size", &t.pacing_size, "packet", "payload")?;
         let pace_rescale = two_way("pacing_rate_change", &t.pacing_rate_change, "keep", "rescale")?;
+        let pace_gap_ns3 = two_way("pacing_gap", &t.pacing_gap, "exact", "ns3")?;
+        let pace_resends_ns3 = two_way("pacing_resends", &t.pacing_resends, "exempt", "ns3")?;
+        let next_tx_ns3 = two_way("next_tx", &t.next_tx, "highest", "ns3")?;
         let roce = match t.kind.as_str() {
             "tcp" => false,
             "roce" => true,
@@ -241,6 +250,9 @@ impl TransportCfg {
             rtt_samples_ns3: two_way("rtt_samples", &t.rtt_samples, "every_ack", "ns3")?,
             pace_payload_only,
             pace_rescale,
+            pace_gap_ns3,
+            pace_resends_ns3,
+            next_tx_ns3,
             syn_ack_window_bytes: if t.syn_ack_window_bytes == 0 { u64::MAX } else { t.syn_ack_window_bytes },
             prr,
             roce,

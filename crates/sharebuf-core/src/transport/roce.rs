@@ -101,7 +101,7 @@ impl TcpFlow {
         } else if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: None, srtt_ps: None, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
+        let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: None, srtt_ps: None, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: self.snd_una, snd_nxt: self.snd_nxt, next_tx: self.snd_nxt, path: &self.path };
         self.cc.as_mut().expect("a started RoCE flow has a congestion control").on_ack(&mut self.win, &info);
         if self.snd_una >= self.size_bytes {
             self.state = SendState::Done;

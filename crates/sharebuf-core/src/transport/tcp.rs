@@ -11,7 +11,7 @@ pub mod roce;
 use super::sack::Scoreboard;
 use super::{Timer, TransportCfg};
 use crate::cc::{AckInfo, FlowCc, PathInfo, Window};
-use crate::engine::{tx_time_ps, Time};
+use crate::engine::{tx_time_ps, Time, PS_PER_NS};
 use crate::metrics::{self, TcpTraceRecord};
 use crate::packet::{flags, IntStack, Packet};
 
@@ -84,6 +84,11 @@ pub struct TcpFlow {
     /// Retransmissions of this recovery: (sequence, snd_max when sent). Data sent after a
     /// retransmission being SACKed by 3 segments while it is still missing means it was lost.
     rtx_marks: Vec<(u64, u64)>,
+    /// ns-3.39's `m_nextTxSequence` (what the congestion control reads with `next_tx = "ns3"`):
+    /// the end of the last segment the send loop sent (`SendPendingData`, new or resent), the
+    /// start of the last one resent out of it (`DoRetransmit`: the fast retransmit, a partial
+    /// ACK's, a timeout's), raised to every new cumulative ACK (`NewAck`).
+    next_tx: u64,
     /// Time of the last window cut for a lost retransmission.
     last_cut_ps: Time,
     /// The retransmission timer fired and no ACK has advanced snd_una since.
@@ -187,6 +192,7 @@ impl TcpFlow {
             sb: Scoreboard::default(),
             rexmit_next: 0,
             rtx_marks: Vec::new(),
+            next_tx: 0,
             last_cut_ps: 0,
             rto_backed_off: false,
             rtx_end: 0,
@@ -378,6 +384,11 @@ impl TcpFlow {
         if self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER {
             self.prr_out += len;
         }
+        // `pacing_resends = "ns3"`: a segment sent outside the send loop (which booked its own
+        // gap) starts a gap if none is running (ns-3's SendDataPacket and CC_pacingTimer).
+        if cfg.pace_resends_ns3 && self.win.pacing_rate_bps != 0 && now >= self.next_send_ps {
+            self.book_pace(len, now, cfg);
+        }
         Packet { seq, ts_ps: now, enq_ps: 0, from_port: 0, flow: self.id, size_bytes: (len + cfg.header_bytes) as u32, payload_bytes: len as u32, dst: self.dst, prio: self.prio, flags: f, hops: 0, sack_lo: 0, sack_hi: 0 }
     }
 
@@ -444,6 +455,7 @@ impl TcpFlow {
             let p = self.data(seq, len, now, cfg);
             out.push(p);
             self.snd_nxt += len;
+            self.next_tx = seq + len;
             if self.trace.is_some() {
                 // Below snd_max (not yet moved): resent, going back after a timeout. Out of
                 // SACK recovery the row reads no snd_max.
@@ -504,10 +516,16 @@ impl TcpFlow {
             self.pace.arm(self.next_send_ps);
             return false;
         }
-        let booked = if cfg.pace_payload_only { len } else { len + cfg.header_bytes };
-        self.next_send_ps = now.max(self.next_send_ps) + tx_time_ps(booked, self.win.pacing_rate_bps);
-        self.pace_booked = booked;
+        self.book_pace(len, now, cfg);
         true
+    }
+
+    /// Start a pacing gap for a packet of `len` payload bytes sent at `now`, no gap running.
+    #[inline]
+    fn book_pace(&mut self, len: u64, now: Time, cfg: &TransportCfg) {
+        let booked = if cfg.pace_payload_only { len } else { len + cfg.header_bytes };
+        self.next_send_ps = now + pace_gap_ps(booked, self.win.pacing_rate_bps, cfg);
+        self.pace_booked = booked;
     }
 
     /// `pacing_rate_change = "rescale"`, after an ACK moved the pacing rate from `old_bps`: as
@@ -515,12 +533,12 @@ impl TcpFlow {
     /// the last paced packet's time at the new rate − its time at the old rate, if that is
     /// after `now`; otherwise it stands.
     #[inline(never)]
-    fn rescale_pacing(&mut self, old_bps: u64, now: Time) {
+    fn rescale_pacing(&mut self, old_bps: u64, now: Time, cfg: &TransportCfg) {
         let new_bps = self.win.pacing_rate_bps;
         if new_bps == old_bps || old_bps == 0 || new_bps == 0 || self.next_send_ps <= now {
             return;
         }
-        let end = self.next_send_ps as i128 + tx_time_ps(self.pace_booked, new_bps) as i128 - tx_time_ps(self.pace_booked, old_bps) as i128;
+        let end = self.next_send_ps as i128 + pace_gap_ps(self.pace_booked, new_bps, cfg) as i128 - pace_gap_ps(self.pace_booked, old_bps, cfg) as i128;
         if end > now as i128 {
             self.next_send_ps = end as Time;
             if self.pace.armed() {
@@ -564,6 +582,7 @@ impl TcpFlow {
             }
             let p = self.data(seq, len, now, cfg);
             out.push(p);
+            self.next_tx = seq + len;
             let retx = rtx || seq < self.snd_max;
             if rtx {
                 self.rexmit_next = seq + len;
@@ -678,6 +697,7 @@ impl TcpFlow {
         let len = cfg.mss_bytes.min(self.size_bytes - self.snd_una);
         let p = self.data(self.snd_una, len, now, cfg);
         out.push(p);
+        self.next_tx = self.snd_una;
         self.retransmits += 1;
         self.trace_send(now, self.snd_una, true, cfg);
     }
@@ -765,12 +785,13 @@ impl TcpFlow {
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
+            self.next_tx = self.next_tx.max(ack);
             self.dupacks = 0;
-            let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, path: &self.path };
+            let info = AckInfo { now, acked_bytes: acked, ece: pkt.has(flags::ECE), rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: false, snd_una: ack, snd_nxt: self.snd_nxt, next_tx: self.cc_next_tx(cfg), path: &self.path };
             let rate0 = self.win.pacing_rate_bps;
             self.cc.as_mut().expect("established flow has a congestion controller").on_ack(&mut self.win, &info);
             if cfg.pace_rescale {
-                self.rescale_pacing(rate0, now);
+                self.rescale_pacing(rate0, now, cfg);
             }
             if ack >= self.size_bytes {
                 self.state = SendState::Done;
@@ -880,11 +901,12 @@ impl TcpFlow {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
+            self.next_tx = self.next_tx.max(self.snd_una);
             // A copy: `self` changes (retransmissions) while `info` lives, on this rare path.
             let path = self.path;
             // In ns-3's CWR (cwr_window = "recovery") the congestion control only counts (DCTCP: α).
             let cc_hold = self.in_recovery || self.cwr_prr && self.cwr_recover != NO_RECOVER;
-            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: cc_hold, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &path };
+            let mut info = AckInfo { now, acked_bytes: acked, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: cc_hold, snd_una: self.snd_una, snd_nxt: self.snd_nxt, next_tx: self.cc_next_tx(cfg), path: &path };
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full acknowledgment: leave fast recovery (RFC 6582 §3.2 step 3, option 1;
@@ -909,6 +931,10 @@ impl TcpFlow {
                     // Partial acknowledgment under SACK: the scoreboard drives retransmissions
                     // (with `partial_ack = "ns3"` one more goes at once, below).
                     partial_rtx = cfg.partial_ack_rtx && self.snd_una >= self.rexmit_next;
+                    if partial_rtx && cfg.next_tx_ns3 {
+                        // ns-3 resends (DoRetransmit) before the controller reads m_nextTxSequence
+                        info.next_tx = self.do_retransmit_pick(cfg).0;
+                    }
                     cc.on_ack(&mut self.win, &info);
                 } else {
                     partial = true;
@@ -952,7 +978,7 @@ impl TcpFlow {
             self.dupacks += 1;
             // ns-3 enters CWR only on an ACK of new data: with cwr_window = "recovery" an echo
             // on a duplicate ACK cuts nothing.
-            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery || self.cwr_prr, snd_una: self.snd_una, snd_nxt: self.snd_nxt, path: &self.path };
+            let info = AckInfo { now, acked_bytes: 0, ece, rtt_ps: rtt, srtt_ps: srtt, echo_ts_ps: pkt.ts_ps, int, in_recovery: self.in_recovery || self.cwr_prr, snd_una: self.snd_una, snd_nxt: self.snd_nxt, next_tx: self.cc_next_tx(cfg), path: &self.path };
             cc.on_ack(&mut self.win, &info);
             let loss = self.dupacks >= 3 || (cfg.sack && self.sb.sacked_bytes() >= 3 * cfg.mss_bytes);
             // A new recovery only for losses of data sent after the previous one began
@@ -1040,6 +1066,7 @@ impl TcpFlow {
                     let len = cfg.mss_bytes.min(self.size_bytes - una);
                     let p = self.data(una, len, now, cfg);
                     out.push(p);
+                    self.next_tx = una;
                     self.retransmits += 1;
                     self.rtx_marks.push((una, self.snd_max));
                     self.trace_send(now, una, true, cfg);
@@ -1048,7 +1075,7 @@ impl TcpFlow {
         }
         self.cc = Some(cc);
         if cfg.pace_rescale {
-            self.rescale_pacing(rate0, now);
+            self.rescale_pacing(rate0, now, cfg);
         }
         // DeliveredData = Δsnd.una + ΔSACKed (RFC 6937 §3). In ns-3's CWR, PRR runs only on an
         // ACK that acknowledged a whole segment (ProcessAck's CA_CWR branch).
@@ -1080,6 +1107,7 @@ impl TcpFlow {
     fn resend(&mut self, seq: u64, len: u64, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         let p = self.data(seq, len, now, cfg);
         out.push(p);
+        self.next_tx = seq;
         self.retransmits += 1;
         self.rexmit_next = self.rexmit_next.max(seq + len);
         self.rtx_marks.push((seq, self.snd_max));
@@ -1093,28 +1121,49 @@ impl TcpFlow {
     /// yet resent; else new data; else the head again.
     fn do_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
         let una = self.snd_una;
-        let limit = self.lost_limit(cfg);
-        let hole = self.sb.next_hole(self.rexmit_next.max(una)).filter(|h| h.0 < limit);
-        let (seq, retx) = if let Some((a, b)) = hole {
-            self.resend(a, cfg.mss_bytes.min(b.min(limit) - a), now, cfg, out);
-            (a, true)
-        } else if self.snd_nxt < self.size_bytes {
-            let seq = self.snd_nxt;
-            let len = cfg.mss_bytes.min(self.size_bytes - seq);
+        let (seq, len, hole) = self.do_retransmit_pick(cfg);
+        let (seq, retx) = if hole {
+            self.resend(seq, len, now, cfg, out);
+            (seq, true)
+        } else if seq == self.snd_nxt && self.snd_nxt < self.size_bytes {
             let p = self.data(seq, len, now, cfg);
             out.push(p);
+            self.next_tx = seq;
             let retx = seq < self.snd_max;
             self.snd_nxt += len;
             self.snd_max = self.snd_max.max(self.snd_nxt);
             (seq, retx)
         } else {
-            self.resend(una, cfg.mss_bytes.min(self.size_bytes - una), now, cfg, out);
+            self.resend(una, len, now, cfg, out);
             (una, true)
         };
         if !self.rto.armed() {
             self.rto.arm(now + self.rto_ps);
         }
         self.trace_send(now, seq, retx, cfg);
+    }
+
+    /// What `do_retransmit` sends: (sequence, length, whether it is a hole presumed lost).
+    fn do_retransmit_pick(&self, cfg: &TransportCfg) -> (u64, u64, bool) {
+        let una = self.snd_una;
+        let limit = self.lost_limit(cfg);
+        if let Some((a, b)) = self.sb.next_hole(self.rexmit_next.max(una)).filter(|h| h.0 < limit) {
+            (a, cfg.mss_bytes.min(b.min(limit) - a), true)
+        } else if self.snd_nxt < self.size_bytes {
+            (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false)
+        } else {
+            (una, cfg.mss_bytes.min(self.size_bytes - una), false)
+        }
+    }
+
+    /// The sequence the congestion control marks its rounds with (`AckInfo::next_tx`).
+    #[inline]
+    fn cc_next_tx(&self, cfg: &TransportCfg) -> u64 {
+        if cfg.next_tx_ns3 {
+            self.next_tx
+        } else {
+            self.snd_nxt
+        }
     }
 
     /// The retransmission timer fired.
@@ -1149,6 +1198,7 @@ impl TcpFlow {
                 self.in_loss = true;
                 self.win.cwnd_bytes = cfg.mss_bytes;
                 self.snd_nxt = self.snd_una;
+                self.next_tx = self.snd_una;
                 self.recover = self.snd_max;
                 self.in_recovery = false;
                 self.rexmit_next = self.snd_una;
@@ -1323,6 +1373,18 @@ impl TcpFlow {
     }
 }
 
+/// The gap a paced packet of `bytes` books at `rate_bps`: to the ps, rounded up, or with
+/// `pacing_gap = "ns3"` truncated to whole ns, as ns-3's `DataRate::CalculateBytesTxTime`
+/// (`Seconds (bytes * 8) / bps`: an integer division of a ns count).
+#[inline]
+fn pace_gap_ps(bytes: u64, rate_bps: u64, cfg: &TransportCfg) -> Time {
+    if cfg.pace_gap_ns3 {
+        (bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as Time * PS_PER_NS
+    } else {
+        tx_time_ps(bytes, rate_bps)
+    }
+}
+
 /// RTT measured from an echoed send time: exact, or (with `timestamp_tick_ps`, RFC 7323
 /// timestamps on a clock of that tick, ns-3: 1 ms) the difference of the tick counts, a
 /// difference of zero taken as 1 µs as ns-3's TcpSocketBase::EstimateRtt does.
@@ -1395,7 +1457,7 @@ pub(crate) mod tests {
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     pub fn cfg(mss: u64, sack: bool) -> TransportCfg {
-        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_exit_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, silly_window_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
+        TransportCfg { mss_bytes: mss, header_bytes: 0, init_cwnd_packets: 10, min_rto_ps: 200 * PS_PER_MS, initial_rto_ps: 1000 * PS_PER_MS, max_rto_ps: 60_000 * PS_PER_MS, handshake: false, delayed_ack_packets: 1, delayed_ack_timeout_ps: PS_PER_MS, ack_priority: 0, unscheduled_bytes: 0, unscheduled_acks: false, sack, clock_granularity_ps: 10_000, timestamp_tick_ps: 0, prr: false, preopened_cwnd_fit: false, lost_rtx_rto_only: false, recovery_tail_resend: false, cwr_no_recovery: false, cwr_window_prr: false, ce_echo_ns3: false, partial_ack_rtx: false, loss_marking_ns3: false, recovery_exit_ns3: false, recovery_timer_ns3: false, prr_ssrb_rtx_acked: false, prr_wrap32: false, rate_window_after_prr: false, loss_cwr_ns3: false, silly_window_ns3: false, loss_exit_ns3: false, rtt_samples_ns3: false, limited_transmit: false, pace_payload_only: false, pace_rescale: false, pace_gap_ns3: false, pace_resends_ns3: false, next_tx_ns3: false, syn_ack_window_bytes: u64::MAX, roce: false, nack_interval_ps: 500 * PS_PER_US }
     }
 
     /// One flow on a hand-made path: data serialized at `tx_ps` per packet (no queue limit),
@@ -1658,8 +1720,29 @@ pub(crate) mod tests {
             let f = &mut h.f;
             (f.next_send_ps, f.pace_booked) = (1_120_000, 1400);
             f.win.pacing_rate_bps = new_bps;
-            f.rescale_pacing(10_000_000_000, 500_000);
+            f.rescale_pacing(10_000_000_000, 500_000, &cfg(1400, true));
             assert_eq!(f.next_send_ps, end, "{new_bps} bps");
+        }
+    }
+
+    /// `pacing_gap = "ns3"`: TIMELY paced at 600 Mbps books 1400 B for 18,666.67 ns; ns-3 waits
+    /// 18,666 ns (11,200,000,000,000 ns·bit / 600,000,000 bit/s, an integer division), so its
+    /// k-th segment leaves at k·18,666 ns, sharebuf's exact gaps (rounded up to the ps,
+    /// 18,666,667 ps) at k·18,666,667 ps: three segments in, 2 ns apart.
+    #[test]
+    fn ns3_pacing_gaps_are_whole_ns() {
+        for (ns3, gap) in [(false, 18_666_667), (true, 18_666_000)] {
+            let mut c = cfg(1400, true);
+            c.pace_gap_ns3 = ns3;
+            assert_eq!(pace_gap_ps(1400, 600_000_000, &c), gap, "ns3 = {ns3}");
+            let path = PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 10_000_000_000 };
+            let mut f = TcpFlow::new(0, 0, 1, 14_000, 0, 0, false, path, &c);
+            f.win.pacing_rate_bps = 600_000_000;
+            for k in 0..3u64 {
+                assert!(f.pace_ok(1400, k * gap, &c), "segment {k}, ns3 = {ns3}");
+                assert_eq!(f.next_send_ps, (k + 1) * gap);
+            }
+            assert!(!f.pace_ok(1400, 3 * gap - 1, &c), "a ps early, ns3 = {ns3}");
         }
     }
 
@@ -2018,6 +2101,64 @@ pub(crate) mod tests {
         assert_eq!(ns3_headroom(u64::MAX / 4, 100_000), -100_001);
         assert_eq!(ns3_headroom(200_000, 100_000), 100_000);
         assert_eq!(ns3_headroom((1 << 31) + 99_999, 100_000), i32::MAX);
+    }
+
+    /// `pacing_resends = "ns3"`: a segment resent out of the send loop at 1 µs while no gap runs
+    /// starts one (1400 B at 10 Gbps: 1.12 µs), so a new segment 1 ps later waits until 2.12 µs;
+    /// with "exempt" the resend books nothing and the new segment goes. A resend while a gap
+    /// runs leaves it as it is.
+    #[test]
+    fn ns3_resends_start_a_pacing_gap_when_none_runs() {
+        for ns3 in [false, true] {
+            let mut c = cfg(1400, true);
+            c.pace_resends_ns3 = ns3;
+            let path = PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 10_000_000_000 };
+            let mut f = TcpFlow::new(0, 0, 1, 14_000, 0, 0, false, path, &c);
+            f.win.pacing_rate_bps = 10_000_000_000;
+            let mut out = Vec::new();
+            f.resend(0, 1400, PS_PER_US, &c, &mut out);
+            assert_eq!(f.next_send_ps, if ns3 { PS_PER_US + 1_120_000 } else { 0 }, "ns3 = {ns3}");
+            assert_eq!(f.pace_ok(1400, PS_PER_US + 1, &c), !ns3, "ns3 = {ns3}");
+            let gap_end = f.next_send_ps;
+            f.resend(1400, 1400, PS_PER_US + 2, &c, &mut out);
+            assert_eq!(f.next_send_ps, gap_end, "ns3 = {ns3}");
+        }
+    }
+
+    /// `next_tx = "ns3"` (ns-3.39's `m_nextTxSequence`): 10 segments of 1000 B (IW 10, SACK,
+    /// `partial_ack = "ns3"`), 0 and 5,000 lost. The first flight leaves it at 10,000. Three ACKs
+    /// of 0 SACK up to 2,000, 3,000, 4,000: the third starts recovery, whose fast retransmit
+    /// (`DoRetransmit`) moves it back to 0. The ACK of that retransmission, 5,000 SACKing
+    /// 6,000–10,000, is partial: `DoRetransmit` resends 5,000 and leaves it there, and that is
+    /// what the controller reads on this ACK. The full ACK raises it to 10,000. With "highest"
+    /// the controller reads snd.nxt, 10,000, throughout.
+    #[test]
+    fn next_tx_ns3_falls_back_to_the_resent_hole() {
+        for ns3 in [false, true] {
+            let mut c = cfg(1000, true);
+            c.partial_ack_rtx = true;
+            c.next_tx_ns3 = ns3;
+            let path = PathInfo { base_rtt_ps: 0, tau_ps: 0, line_rate_bps: 10_000_000_000 };
+            let mut f = TcpFlow::new(0, 0, 1, 10_000, 0, 0, false, path, &c);
+            let mut out = Vec::new();
+            f.start(0, crate::cc::build("newreno", &Default::default()).unwrap().clone_flow(), &c, &mut out);
+            assert_eq!((out.len(), f.next_tx), (10, 10_000));
+            let ack = |seq: u64, lo: u64, hi: u64| Packet { seq, ts_ps: 0, enq_ps: 0, from_port: 0, flow: 0, size_bytes: 0, payload_bytes: 0, dst: 0, prio: 0, flags: flags::ACK, hops: 0, sack_lo: (lo - seq) as u32, sack_hi: (hi - seq) as u32 };
+            for (k, hi) in [2_000, 3_000, 4_000].into_iter().enumerate() {
+                out.clear();
+                f.on_ack(&ack(0, 1_000, hi), None, (10 + k as u64) * PS_PER_US, &c, &mut out);
+            }
+            assert!(f.in_recovery);
+            assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0], "the fast retransmit");
+            assert_eq!((f.next_tx, f.cc_next_tx(&c)), (0, if ns3 { 0 } else { 10_000 }));
+            out.clear();
+            f.on_ack(&ack(5_000, 6_000, 10_000), None, 30 * PS_PER_US, &c, &mut out);
+            assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![5_000], "the partial ACK's resend");
+            assert_eq!((f.next_tx, f.cc_next_tx(&c)), (5_000, if ns3 { 5_000 } else { 10_000 }));
+            out.clear();
+            f.on_ack(&ack(10_000, 10_000, 10_000), None, 40 * PS_PER_US, &c, &mut out);
+            assert_eq!(f.next_tx, 10_000);
+        }
     }
 
     /// TIMELY (`params`) in SACK recovery with PRR (ns-3's reduction bound and partial-ACK
