@@ -103,6 +103,8 @@ VARIANTS = {
     # ns3dc's own ECMP choices: each flow's 5-tuple hash (ns3dc_ecmp.flow_ports / tuple_hash) from
     # the replay files (grid.py writes *-ecmp.csv with the two hash columns for this variant)
     "profile_ns3hash": ("ns3dc", {"topology.ecmp_hash": "flow"}),
+    # ns3dc's ECMP and its spines' queues admitted by the leaves' pools under colliding port ids
+    "profile_ns3hash_alias": ("ns3dc", {"topology.ecmp_hash": "flow", "switch.spine_buffer": "leaf_aliased"}),
     # the same without the ABM code's empty-poll credit (below, profile_nopollcredit)
     "profile_ns3hash_nopollcredit": ("ns3dc", {"topology.ecmp_hash": "flow", "switch.bm.empty_poll_credit_bytes": 0}),
     # the profile before both CWR settings (duplicate ACKs start recovery, DCTCP cuts at the echo)

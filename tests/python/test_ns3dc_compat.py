@@ -94,6 +94,61 @@ def test_ecmp_flow_hash_columns_are_checked(tmp_path):
         sharebuf.run(sc, quiet=True)
 
 
+def spine_alias_fabric(spine_buffer, scheme="dt"):
+    """2 leaves x 2 servers, one spine, one link per leaf-spine pair, 10 Gbps, 100 KB per switch,
+    DT (alpha 1), one queue per port: host 1 (leaf 0, through the spine) and host 2 (leaf 1)
+    each send 10 Gbps of CBR to host 3 (leaf 1's port 1) for 2 ms. The spine's port toward leaf 1
+    has the spine-local index 1 * 1 + 0 = 1, ns3dc's port id, which is also leaf 1's port to
+    host 3."""
+    return {"seed": 1, "max_ms": 4,
+            "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "servers_per_leaf": 2, "links_per_leaf_spine": 1,
+                         "host_link_gbps": 10, "fabric_link_gbps": 10, "link_delay_us": 1},
+            "switch": {"buffer_bytes": 100_000, "queues_per_port": 1, "bm": {"scheme": scheme, "alpha": 1},
+                       "spine_buffer": spine_buffer},
+            "transport": {"cc": "newreno"},
+            "workload": [{"kind": "cbr", "flows": [{"src": 1, "dst": 3, "rate_gbps": 10, "stop_ms": 2},
+                                                   {"src": 2, "dst": 3, "rate_gbps": 10, "stop_ms": 2}]}],
+            "output": {"buffer_sample_us": 0, "drop_log": True}}
+
+
+def test_spine_buffer_leaf_aliased_admits_spine_packets_by_the_leafs_aliased_port():
+    """ns3dc's spine-buffer aliasing (switch.spine_buffer = "leaf_aliased"). 20 Gbps into host 3's
+    10 Gbps port: leaf 1's queue to host 3 fills to DT's threshold (alpha (B - Q) = Q: 50 KB) and
+    about half of 2 ms of 20 Gbps (1,667 packets of 1,500 B, less the 33 the queue keeps) drops.
+    With the spine's own pool its port toward leaf 1 carries 10 Gbps into a 10 Gbps link and never
+    queues: every drop is at leaf 1. Aliased, that port is admitted against leaf 1's queue to host
+    3, which sits at its threshold: host 1's packets drop at the spine, about half of the drops,
+    and the total stays the same (the queue is full either way)."""
+    drops = {}
+    for mode in ("own", "leaf_aliased"):
+        r = sharebuf.run(spine_alias_fabric(mode), quiet=True)
+        d = r.drops
+        at_spine = d[d["node"] == 2]  # nodes: hosts 0-3... switches 0 (leaf0), 1 (leaf1), 2 (spine0)
+        drops[mode] = (len(d), len(at_spine), set(at_spine["flow_id"]))
+        assert r.summary["buffer"]["per_switch"]["leaf1"]["peak_bytes"] <= 50_000
+    n_own, spine_own, _ = drops["own"]
+    n_alias, spine_alias, flows = drops["leaf_aliased"]
+    assert 1_600 <= n_own <= 1_640 and spine_own == 0
+    assert abs(n_alias - n_own) <= 0.01 * n_own
+    assert 0.4 * n_alias <= spine_alias <= 0.6 * n_alias and flows == {0}
+
+
+def test_spine_buffer_leaf_aliased_clear_errors():
+    """Only on a leaf-spine, with ns3dc's arrival-time schemes; named in the engine spec only where
+    it acts (the profile sets it for every run)."""
+    from sharebuf.scenario.engine_spec import switch
+    sc = spine_alias_fabric("leaf_aliased", scheme="lqd")
+    assert "spine_buffer" not in switch(parse_scenario(sc), None)
+    sc["switch"]["bm"] = {"scheme": "abm"}
+    assert switch(parse_scenario(sc), None)["spine_buffer"] == "leaf_aliased"
+    st = star(hosts=4)
+    st["switch"]["spine_buffer"] = "leaf_aliased"
+    assert "spine_buffer" not in switch(parse_scenario(st), None)
+    sc["switch"]["spine_buffer"] = "shared"
+    with pytest.raises(ScenarioError, match=r"switch\.spine_buffer = 'shared': Input should be 'own' or 'leaf_aliased'"):
+        parse_scenario(sc)
+
+
 # ----------------------------------------------------------------------------- 2. device FIFO
 def two_cbr_into_one(n_per_source, device_queue_packets, buffer_bytes=1_000_000, alpha=8.0):
     """Hosts 0 and 1 each send n packets of 1500 B at 10 Gbps to host 2 (star, 10G links): the

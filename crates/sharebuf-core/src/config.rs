@@ -106,6 +106,14 @@ pub struct SwitchSpec {
     /// packet carrying a `FeedbackTag`, and the receiver's pure ACK carries the data packet's).
     #[serde(default = "data")]
     pub int_stamp: String,
+    /// Whose pool a spine's downlink uses on a leaf-spine: "own" (the spine's) or "leaf_aliased"
+    /// (ns3dc's `abm-evaluation.cc`: the spine side of each leaf-spine link is re-pointed to the
+    /// leaf's `SharedMemoryBuffer`, under the spine's own port id, l·links + j, which is also one
+    /// of that leaf's server ports: the spine port toward leaf l is admitted by leaf l's scheme
+    /// against leaf l's pool and the queue counters of leaf l's port of that index, and charged
+    /// there).
+    #[serde(default = "own")]
+    pub spine_buffer: String,
     pub bm: BmSpec,
     /// Lossless priorities and PFC (docs/lossless.md); None: every priority is lossy.
     #[serde(default)]
@@ -463,6 +471,10 @@ fn recover() -> String {
 
 fn packet() -> String {
     "packet".into()
+}
+
+fn own() -> String {
+    "own".into()
 }
 
 fn highest() -> String {

@@ -2,7 +2,7 @@
 
 use crate::bm::{self, Admission, BmContext, BufferManager, BufferState, QueueRef, SchedKind, Scheme};
 use crate::cc::{self, CongestionControl};
-use crate::config::SimSpec;
+use crate::config::{SimSpec, TopologySpec};
 use crate::engine::{EventQueue, Kind, Stop, Time};
 use crate::metrics::{min_fct_ps, paper_ideal_fct_ps, Counters, DropRecord, Hop, QueueSample, RunOutput};
 use crate::nic::FqCodel;
@@ -214,6 +214,7 @@ impl Simulator {
             "all" => true,
             s => return Err(format!("switch.int_stamp = '{s}': allowed: data, all")),
         };
+        let alias_links = spine_alias_links(spec)?;
         // Before anything divides by a rate (found by the engine fuzz test).
         for (i, d) in topo.ports.iter().enumerate() {
             if d.rate_bps == 0 {
@@ -304,6 +305,10 @@ impl Simulator {
                 drr_quantum_bytes: sw.drr_quantum_bytes as u64,
                 peak_occupancy_bytes: 0,
                 pick_kind: PickKind::of(&sched, nq),
+                alias_leaf: match alias_links {
+                    Some(links) if s >= topo.n_leaves as usize => (0..gports.len() as u32).map(|p| p / links).collect(),
+                    _ => Vec::new(),
+                },
                 red: sw.red.as_ref().map(|r| {
                     use rand::SeedableRng;
                     Box::new(crate::switch::RedMarker { kmin_bytes: r.kmin_bytes, kmax_bytes: r.kmax_bytes, pmax: r.pmax, rng: rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(workload::stream_seed(spec.seed, 2_000_000 + s as u64)) })
@@ -634,6 +639,57 @@ impl Simulator {
         }
     }
 
+    /// `spine_buffer = "leaf_aliased"`: packet `id` arrives for queue `qr` of spine `s`; the
+    /// scheme of the leaf its port leads to decides, on the leaf's pool and the leaf's queue of
+    /// the same (port index, queue), and charges it there (ns3dc's spine queue discs share the
+    /// leaf's `SharedMemoryBuffer`, port ids colliding). False: dropped (and freed).
+    #[inline(never)]
+    fn admit_leaf_aliased(&mut self, s: usize, qr: QueueRef, id: u32, wire_bytes: u32) -> bool {
+        let now = self.ev.now;
+        let leaf = self.switches[s].alias_leaf[qr.port] as usize;
+        let lw = &mut self.switches[leaf];
+        // The alias is the leaf's port of the same index (checked when the switches were built).
+        let qa = QueueRef { port: qr.port, queue: qr.queue.min(lw.buf.n_queues - 1) };
+        let p = self.pool.get(id);
+        let size = p.size_bytes as u64;
+        let cause = if lw.bm.admit(&lw.buf, qa, p, now) != Admission::Accept {
+            Some(DropCause::BmThreshold)
+        } else if lw.buf.remaining_bytes() < size {
+            Some(DropCause::BufferFull)
+        } else {
+            None
+        };
+        if let Some(cause) = cause {
+            self.pool.get_mut(id).size_bytes = wire_bytes;
+            self.drop_packet(id, cause, s, qr);
+            return false;
+        }
+        lw.buf.on_enqueue(qa, size);
+        lw.peak_occupancy_bytes = lw.peak_occupancy_bytes.max(lw.buf.occupied_bytes);
+        if lw.bm_hooks {
+            lw.bm.on_enqueue(&lw.buf, qa, p, now);
+        }
+        true
+    }
+
+    /// `spine_buffer = "leaf_aliased"`: the packet `id` leaves queue `q` of spine `s`'s port
+    /// `local`: the leaf's pool and aliased queue give its bytes back (the leaf port's own drain
+    /// count does not move: in ns3dc each queue disc counts its own dequeues).
+    #[inline(never)]
+    fn leave_leaf_aliased(&mut self, s: usize, local: usize, q: usize, id: u32) {
+        let now = self.ev.now;
+        let leaf = self.switches[s].alias_leaf[local] as usize;
+        let lw = &mut self.switches[leaf];
+        let qa = QueueRef { port: local, queue: q.min(lw.buf.n_queues - 1) };
+        let p = self.pool.get(id);
+        let acct_bytes = p.size_bytes.saturating_sub(lw.acct_overhead_bytes);
+        lw.buf.on_dequeue(qa, acct_bytes as u64, false);
+        if lw.bm_hooks {
+            // The leaf's schemes allowed here never drop at dequeue.
+            let _ = lw.bm.on_dequeue(&lw.buf, qa, &Packet { size_bytes: acct_bytes, ..*p }, now);
+        }
+    }
+
     fn switch_receive(&mut self, s: usize, id: u32) {
         let now = self.ev.now;
         debug_assert!(s < self.switches.len());
@@ -671,8 +727,18 @@ impl Simulator {
                 return;
             }
         }
+        // `spine_buffer = "leaf_aliased"`: a spine's port is admitted by its leaf's pool.
+        let aliased = !sw.alias_leaf.is_empty();
         // The packet stays borrowed from the pool through DT's decision (one look-up).
-        let (sw, p, qbytes) = if let Scheme::Dt(dt) = &sw.bm {
+        let (sw, p, qbytes) = if aliased {
+            if !self.admit_leaf_aliased(s, qr, id, wire_bytes) {
+                return;
+            }
+            // SAFETY: as above.
+            let sw = unsafe { self.switches.get_unchecked_mut(s) };
+            let qbytes = sw.buf.qbytes_of(qr);
+            (sw, self.pool.get_mut(id), qbytes)
+        } else if let Scheme::Dt(dt) = &sw.bm {
             // DT, the default scheme, decided inline (no jump table, the queue's bytes read
             // once, without a bounds check; admitting changes no state).
             let qbytes = sw.buf.qbytes_of(qr);
@@ -697,7 +763,7 @@ impl Simulator {
             None => 0,
             Some(pf) => pf.reserved_headroom(),
         };
-        if sw.buf.remaining_bytes() < size + reserve {
+        if !aliased && sw.buf.remaining_bytes() < size + reserve {
             p.size_bytes = wire_bytes;
             self.drop_packet(id, DropCause::BufferFull, s, qr);
             return;
@@ -738,7 +804,7 @@ impl Simulator {
                 }
                 PickKind::Drr => false,
             };
-        if fast && !sw.bm_hooks {
+        if fast && !sw.bm_hooks && !aliased {
             // No scheme hook watches: the packet enters its queue and leaves it at once
             // (`on_enqueue`, then `leave_buffer`), so the queue's bytes and packets and the
             // pool's occupancy end where they were; only the drain counter and the peak move.
@@ -1008,6 +1074,12 @@ impl Simulator {
         debug_assert!(g < self.ports.len() && (self.ports[g].switch as usize) < self.switches.len());
         // SAFETY: `g` is a switch port (from its switch's port list or a TxDone event), and a
         // switch port's `switch` is its switch's index (set when the switches are built).
+        let port = unsafe { self.ports.get_unchecked(g) };
+        if !unsafe { self.switches.get_unchecked(port.switch as usize) }.alias_leaf.is_empty() {
+            let (s, local) = (port.switch as usize, port.local as usize);
+            self.leave_leaf_aliased(s, local, q, id);
+        }
+        // SAFETY: as above.
         let port = unsafe { self.ports.get_unchecked(g) };
         let sw = unsafe { self.switches.get_unchecked_mut(port.switch as usize) };
         let qr = QueueRef { port: port.local as usize, queue: q };
@@ -1607,6 +1679,37 @@ fn stamp_int(pool: &mut PacketPool, id: u32, qlen_bytes: u64, rate_bps: u64, tx_
             st.hops[n] = IntHop { qlen_bytes: qlen_bytes as u32, rate_bps, ts_ps: now, tx_bytes };
             st.n += 1;
         }
+    }
+}
+
+/// The ABM family's schemes as ns3dc runs them (`GenQueueDisc`: DT, FAB, CS, IB, ABM), which
+/// decide a packet at its arrival alone (no push-out, no drop at dequeue): the ones
+/// `spine_buffer = "leaf_aliased"` can route to a leaf's pool.
+const LEAF_ALIASED_SCHEMES: [&str; 5] = ["dt", "fab", "cs", "ib", "abm"];
+
+/// `switch.spine_buffer`: None ("own"), or for "leaf_aliased" the leaf-spine's links per
+/// leaf-spine pair (a spine's local port p leads to leaf p / links; the leaf's own port p is
+/// the alias, a port every leaf has since it has at least `leaves · links` ports).
+fn spine_alias_links(spec: &SimSpec) -> Result<Option<u32>, String> {
+    let sw = &spec.switch;
+    match sw.spine_buffer.as_str() {
+        "own" => Ok(None),
+        "leaf_aliased" => {
+            let TopologySpec::LeafSpine { leaves, spines, servers_per_leaf, links_per_leaf_spine, .. } = spec.topology else {
+                return Err("switch.spine_buffer = 'leaf_aliased': needs topology.kind = 'leaf_spine' (a spine's downlinks use the leaves' pools); allowed otherwise: 'own'".into());
+            };
+            if leaves * links_per_leaf_spine > servers_per_leaf + spines * links_per_leaf_spine {
+                return Err(format!("switch.spine_buffer = 'leaf_aliased': a spine's {} ports outnumber a leaf's {} (each aliases the leaf's port of its index); allowed: 'own'", leaves * links_per_leaf_spine, servers_per_leaf + spines * links_per_leaf_spine));
+            }
+            if !LEAF_ALIASED_SCHEMES.contains(&sw.bm.scheme.as_str()) {
+                return Err(format!("switch.spine_buffer = 'leaf_aliased': switch.bm.scheme = '{}' is not one of ns3dc's arrival-time schemes; allowed with: {}", sw.bm.scheme, LEAF_ALIASED_SCHEMES.join(", ")));
+            }
+            if sw.pfc.is_some() {
+                return Err("switch.spine_buffer = 'leaf_aliased': not with switch.pfc (ns3dc's TCP fabric is lossy); allowed: 'own'".into());
+            }
+            Ok(Some(links_per_leaf_spine))
+        }
+        s => Err(format!("switch.spine_buffer = '{s}': allowed: own, leaf_aliased")),
     }
 }
 

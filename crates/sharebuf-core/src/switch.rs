@@ -367,6 +367,11 @@ pub struct Switch {
     pub pfc: Option<Box<crate::pfc::PfcSwitch>>,
     /// ECN marking at dequeue on a RED ramp (`[switch] red_*`; None: off).
     pub red: Option<Box<RedMarker>>,
+    /// `spine_buffer = "leaf_aliased"` (a spine of a leaf-spine): per local port, the leaf switch
+    /// whose pool admits and also counts its packets, at the leaf's port of the same local index
+    /// (empty: every port uses this switch's own pool alone). The switch's own accounting keeps
+    /// running for these ports (ECN, INT and occupancy read the port's own queue).
+    pub(crate) alias_leaf: Vec<u32>,
 }
 
 /// ECN marking at dequeue, as the reference's switch (docs/lossless.md §3, `SwitchMmu::ShouldSendCN`

@@ -79,6 +79,11 @@ def topology(topo) -> dict:
                 ecmp_hash=topo.ecmp_hash)
 
 
+#: The schemes ``switch.spine_buffer = "leaf_aliased"`` acts with: ns3dc's GenQueueDisc algorithms that
+#: decide a packet at its arrival (the engine's LEAF_ALIASED_SCHEMES).
+LEAF_ALIASED_SCHEMES = ("dt", "fab", "cs", "ib", "abm")
+
+
 def switch(sc: Scenario, base: Path) -> dict:
     """The switch: its buffer (given, or sized per port and Gbps), queues, ECN and scheme."""
     sw = sc.switch
@@ -95,6 +100,10 @@ def switch(sc: Scenario, base: Path) -> dict:
         out["int_tx_bytes"] = sw.int_tx_bytes
     if sw.int_stamp != "data" and _int(sc):
         out["int_stamp"] = sw.int_stamp
+    if sw.spine_buffer != "own" and sc.topology.kind == "leaf_spine" and sw.bm.scheme in LEAF_ALIASED_SCHEMES \
+            and not sw.lossless_priorities:
+        # Named only where it acts (a leaf-spine's spines, one of ns3dc's arrival-time schemes).
+        out["spine_buffer"] = sw.spine_buffer
     if sw.lossless_priorities:
         # Named only with lossless priorities: a lossy scenario's spec (and run key) is unchanged.
         for p in sw.lossless_priorities:

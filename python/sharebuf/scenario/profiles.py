@@ -16,6 +16,8 @@ PROFILES: Dict[str, Dict[str, Any]] = {
         "topology.ecmp_hash": "same",                # ns-3 global routing: one hash at every switch
         "switch.device_queue_packets": 100,          # PointToPointNetDevice DropTailQueue 100p below each queue disc
         "switch.buffer_accounting": "ip_payload",    # queue discs count 1432 B / 32 B, not 1454 / 54
+        "switch.spine_buffer": "leaf_aliased",       # abm-evaluation.cc re-points each spine queue disc to the leaf's
+                                                     # SharedMemoryBuffer, its port id colliding with a server port's
         "transport.max_rto_us": 60e6,                # ns-3 TcpSocketBase MaxRto 60 s
         "host.nic_qdisc": "fq_codel",                # ns-3's default root queue disc on the servers
         "host.device_queue_packets": 100,            # their PointToPointNetDevice queue, 100 p

@@ -43,6 +43,13 @@ class SwitchSection(Section):
     #: queues its ACKs cross: ns3dc's GenQueueDisc stamps every packet carrying a FeedbackTag, and
     #: the receiver's pure ACK carries the data packet's).
     int_stamp: Literal["data", "all"] = "data"
+    #: Whose pool a spine's downlinks use on a leaf-spine: "own" (the spine's), or "leaf_aliased", as
+    #: ns3dc's abm-evaluation.cc (a bug): the spine side of each leaf-spine link is re-pointed to the
+    #: leaf's shared buffer under the spine's own port id (l·links + j), which is also one of that
+    #: leaf's server ports, so the spine port toward leaf l is admitted by leaf l's scheme against leaf
+    #: l's pool and the queue counters of leaf l's port of that index, and charged there. Acts only on a
+    #: leaf-spine with one of ns3dc's arrival-time schemes (dt, fab, cs, ib, abm).
+    spine_buffer: Literal["own", "leaf_aliased"] = "own"
     #: Lossless priorities protected by PFC (docs/lossless.md); empty: all lossy (default).
     lossless_priorities: Optional[List[Annotated[int, NotBool, Field(ge=0, le=7)]]] = None
     #: Headroom per lossless (ingress port, priority); default: the bound of docs/lossless.md §6
