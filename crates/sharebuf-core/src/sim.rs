@@ -646,13 +646,20 @@ impl Simulator {
     #[inline(never)]
     fn admit_leaf_aliased(&mut self, s: usize, qr: QueueRef, id: u32, wire_bytes: u32) -> bool {
         let now = self.ev.now;
-        let leaf = self.switches[s].alias_leaf[qr.port] as usize;
+        let sw = &self.switches[s];
+        let leaf = sw.alias_leaf[qr.port] as usize;
+        // ABM's drain rate is the spine queue disc's own (each GenQueueDisc measures its dequeues).
+        let own_mu = if let Scheme::Abm(a) = &sw.bm { Some(a.own_mu(&sw.buf, qr)) } else { None };
         let lw = &mut self.switches[leaf];
         // The alias is the leaf's port of the same index (checked when the switches were built).
         let qa = QueueRef { port: qr.port, queue: qr.queue.min(lw.buf.n_queues - 1) };
         let p = self.pool.get(id);
         let size = p.size_bytes as u64;
-        let cause = if lw.bm.admit(&lw.buf, qa, p, now) != Admission::Accept {
+        let verdict = match (&mut lw.bm, own_mu) {
+            (Scheme::Abm(a), Some(mu)) => a.admit_mu(&lw.buf, qa, p, Some(mu)),
+            (bm, _) => bm.admit(&lw.buf, qa, p, now),
+        };
+        let cause = if verdict != Admission::Accept {
             Some(DropCause::BmThreshold)
         } else if lw.buf.remaining_bytes() < size {
             Some(DropCause::BufferFull)

@@ -282,10 +282,50 @@ impl Abm {
         }
     }
 
+    /// `admit`, with µ/b given (`Some`: the queue disc's own drain rate where the pool is another
+    /// switch's, `spine_buffer = "leaf_aliased"`) or this switch's own (`None`).
+    pub(crate) fn admit_mu(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, mu: Option<f64>) -> Admission {
+        let i = st.idx(q);
+        match self.c.congestion {
+            // The code refreshes a queue's soft value at every arrival (dropped or not), from the
+            // queue before the packet, and never on dequeue (notes §2 ABM step 2).
+            Congestion::Soft { sat_bytes } => {
+                let v = (st.queue_bytes[i] as f64 / sat_bytes).min(1.0);
+                self.soft_sum[q.queue] += v - self.soft_val[i];
+                self.soft_val[i] = v;
+            }
+            Congestion::Paper { .. } => {
+                if !self.np_interval {
+                    self.refresh_flag(st, q);
+                }
+            }
+        }
+        let t = match mu {
+            Some(mu) => self.threshold_for_pkt_mu(st, q, pkt, mu),
+            None => self.threshold_for_pkt(st, q, pkt),
+        };
+        if (st.queue_bytes[i] + pkt.size_bytes as u64) as f64 <= t {
+            Admission::Accept
+        } else {
+            Admission::Drop
+        }
+    }
+
+    /// The µ/b queue `q` of this switch has now (measured, or its scheduler share).
+    #[inline]
+    pub(crate) fn own_mu(&self, st: &BufferState, q: QueueRef) -> f64 {
+        self.c.mu_of(st, q, |i| self.is_congested(q.port, i))
+    }
+
     /// ABM Eq. 9 with the given α.
     #[inline]
     fn threshold_with(&self, st: &BufferState, q: QueueRef, alpha: f64) -> f64 {
-        let mu = self.c.mu_of(st, q, |i| self.is_congested(q.port, i));
+        self.threshold_mu(st, q, alpha, self.own_mu(st, q))
+    }
+
+    /// ABM Eq. 9 with the given α and µ/b.
+    #[inline]
+    fn threshold_mu(&self, st: &BufferState, q: QueueRef, alpha: f64, mu: f64) -> f64 {
         alpha / self.np(q.queue) * mu * st.remaining_bytes() as f64
     }
 
@@ -293,10 +333,15 @@ impl Abm {
     /// packets, Eq. 9 with α_p for the others.
     #[inline]
     fn threshold_for_pkt(&self, st: &BufferState, q: QueueRef, pkt: &Packet) -> f64 {
+        self.threshold_for_pkt_mu(st, q, pkt, self.own_mu(st, q))
+    }
+
+    #[inline]
+    fn threshold_for_pkt_mu(&self, st: &BufferState, q: QueueRef, pkt: &Packet, mu: f64) -> f64 {
         if pkt.has(flags::UNSCHED) {
-            self.threshold_with(st, q, self.alpha_unsched[q.queue]) + self.c.headroom_bytes
+            self.threshold_mu(st, q, self.alpha_unsched[q.queue], mu) + self.c.headroom_bytes
         } else {
-            self.threshold_with(st, q, self.c.alpha[q.queue])
+            self.threshold_mu(st, q, self.c.alpha[q.queue], mu)
         }
     }
 
@@ -325,27 +370,7 @@ impl BufferManager for Abm {
     }
 
     fn admit(&mut self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Admission {
-        let i = st.idx(q);
-        match self.c.congestion {
-            // The code refreshes a queue's soft value at every arrival (dropped or not), from the
-            // queue before the packet, and never on dequeue (notes §2 ABM step 2).
-            Congestion::Soft { sat_bytes } => {
-                let v = (st.queue_bytes[i] as f64 / sat_bytes).min(1.0);
-                self.soft_sum[q.queue] += v - self.soft_val[i];
-                self.soft_val[i] = v;
-            }
-            Congestion::Paper { .. } => {
-                if !self.np_interval {
-                    self.refresh_flag(st, q);
-                }
-            }
-        }
-        let t = self.threshold_for_pkt(st, q, pkt);
-        if (st.queue_bytes[i] + pkt.size_bytes as u64) as f64 <= t {
-            Admission::Accept
-        } else {
-            Admission::Drop
-        }
+        self.admit_mu(st, q, pkt, None)
     }
 
     fn threshold_bytes(&self, st: &BufferState, q: QueueRef, pkt: &Packet, _now: Time) -> Option<f64> {
@@ -602,6 +627,30 @@ mod tests {
         bm.on_tick(&st, 2 * RTT);
         assert_eq!(bm.np_snap[1], 2.5);
         assert_eq!(bm.c.mu[st.idx(q(0, 1))], 1.0);
+    }
+
+    /// `admit_mu` (`spine_buffer = "leaf_aliased"`): the pool's scheme admits with the µ given
+    /// (the spine queue disc's own) instead of its own queue's. Code preset, α 0.5, R = 1 MB −
+    /// 56,000 B; port 0's queue drained 10,000 B of 12,500 in the interval (its µ 0.8), n = 1
+    /// (the snapshot: min(1, 56,000 / 28,000)). T = 0.5 · µ · 944,000: 377,600 B with its own
+    /// µ, 472,000 B with µ = 1: a packet that brings the queue to 400,000 B is dropped with the
+    /// first and admitted with the second.
+    #[test]
+    fn admit_mu_uses_the_given_drain_rate() {
+        let mut bm = mk(json!({"preset": "code", "alpha": 0.5}), 2, 2);
+        let mut st = state(1_000_000, 2, 2);
+        st.on_enqueue(q(0, 1), 56_000);
+        let i = st.idx(q(0, 1));
+        st.deq_bytes[i] = 10_000;
+        bm.admit(&st, q(0, 1), &pkt(1_500, 1), 0);
+        bm.on_tick(&st, RTT);
+        assert_eq!(bm.np_snap[1], 1.0);
+        assert!((bm.own_mu(&st, q(0, 1)) - 0.8).abs() < 1e-12);
+        let big = pkt(400_000 - 56_000, 1);
+        assert_eq!(bm.admit_mu(&st, q(0, 1), &big, None), Admission::Drop);
+        assert_eq!(bm.admit_mu(&st, q(0, 1), &big, Some(1.0)), Admission::Accept);
+        let t = bm.threshold_for_pkt_mu(&st, q(0, 1), &big, 1.0);
+        assert!((t - 0.5 * 944_000.0).abs() < 1e-6, "{t}");
     }
 
     #[test]
