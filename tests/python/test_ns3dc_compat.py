@@ -123,7 +123,7 @@ def test_spine_buffer_leaf_aliased_admits_spine_packets_by_the_leafs_aliased_por
     for mode in ("own", "leaf_aliased"):
         r = sharebuf.run(spine_alias_fabric(mode), quiet=True)
         d = r.drops
-        at_spine = d[d["node"] == 2]  # nodes: hosts 0-3... switches 0 (leaf0), 1 (leaf1), 2 (spine0)
+        at_spine = d[(d["node_kind"] == "switch") & (d["node"] == 2)]  # switches: leaf0, leaf1, spine0
         drops[mode] = (len(d), len(at_spine), set(at_spine["flow_id"]))
         assert r.summary["buffer"]["per_switch"]["leaf1"]["peak_bytes"] <= 50_000
     n_own, spine_own, _ = drops["own"]

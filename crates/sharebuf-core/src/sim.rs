@@ -651,8 +651,9 @@ impl Simulator {
         // ABM's drain rate is the spine queue disc's own (each GenQueueDisc measures its dequeues).
         let own_mu = if let Scheme::Abm(a) = &sw.bm { Some(a.own_mu(&sw.buf, qr)) } else { None };
         let lw = &mut self.switches[leaf];
-        // The alias is the leaf's port of the same index (checked when the switches were built).
-        let qa = QueueRef { port: qr.port, queue: qr.queue.min(lw.buf.n_queues - 1) };
+        // The alias is the leaf's queue of the same (port index, queue): every switch has the
+        // spec's queues per port, and every leaf at least a spine's ports (checked when built).
+        let qa = qr;
         let p = self.pool.get(id);
         let size = p.size_bytes as u64;
         let verdict = match (&mut lw.bm, own_mu) {
@@ -687,7 +688,7 @@ impl Simulator {
         let now = self.ev.now;
         let leaf = self.switches[s].alias_leaf[local] as usize;
         let lw = &mut self.switches[leaf];
-        let qa = QueueRef { port: local, queue: q.min(lw.buf.n_queues - 1) };
+        let qa = QueueRef { port: local, queue: q };
         let p = self.pool.get(id);
         let acct_bytes = p.size_bytes.saturating_sub(lw.acct_overhead_bytes);
         lw.buf.on_dequeue(qa, acct_bytes as u64, false);

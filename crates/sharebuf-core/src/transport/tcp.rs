@@ -1120,22 +1120,18 @@ impl TcpFlow {
     /// whatever the window (`NextSeg` without rule 3): the first segment presumed lost and not
     /// yet resent; else new data; else the head again.
     fn do_retransmit(&mut self, now: Time, cfg: &TransportCfg, out: &mut Vec<Packet>) {
-        let una = self.snd_una;
-        let (seq, len, hole) = self.do_retransmit_pick(cfg);
-        let (seq, retx) = if hole {
-            self.resend(seq, len, now, cfg, out);
-            (seq, true)
-        } else if seq == self.snd_nxt && self.snd_nxt < self.size_bytes {
+        let (seq, len, new_data) = self.do_retransmit_pick(cfg);
+        let retx = if new_data {
             let p = self.data(seq, len, now, cfg);
             out.push(p);
             self.next_tx = seq;
-            let retx = seq < self.snd_max;
             self.snd_nxt += len;
+            let retx = seq < self.snd_max;
             self.snd_max = self.snd_max.max(self.snd_nxt);
-            (seq, retx)
+            retx
         } else {
-            self.resend(una, len, now, cfg, out);
-            (una, true)
+            self.resend(seq, len, now, cfg, out);
+            true
         };
         if !self.rto.armed() {
             self.rto.arm(now + self.rto_ps);
@@ -1143,14 +1139,15 @@ impl TcpFlow {
         self.trace_send(now, seq, retx, cfg);
     }
 
-    /// What `do_retransmit` sends: (sequence, length, whether it is a hole presumed lost).
+    /// What `do_retransmit` sends: (sequence, length, whether it is new data rather than a
+    /// resend: a hole presumed lost, or the head again).
     fn do_retransmit_pick(&self, cfg: &TransportCfg) -> (u64, u64, bool) {
         let una = self.snd_una;
         let limit = self.lost_limit(cfg);
         if let Some((a, b)) = self.sb.next_hole(self.rexmit_next.max(una)).filter(|h| h.0 < limit) {
-            (a, cfg.mss_bytes.min(b.min(limit) - a), true)
+            (a, cfg.mss_bytes.min(b.min(limit) - a), false)
         } else if self.snd_nxt < self.size_bytes {
-            (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), false)
+            (self.snd_nxt, cfg.mss_bytes.min(self.size_bytes - self.snd_nxt), true)
         } else {
             (una, cfg.mss_bytes.min(self.size_bytes - una), false)
         }
